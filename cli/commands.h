@@ -1,0 +1,18 @@
+// The subcommands of the nmc command line. Each add_*_command registers one CLI11 subcommand whose callback
+// does the work and stores its exit code in `exit_code`. Libraries do the work; these files only parse
+// flags, call them and print.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace nmc::cli {
+
+struct GlobalOptions {
+    int verbosity = 1;  // 0 with -q, 2 with -v
+};
+
+void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
+
+}  // namespace nmc::cli

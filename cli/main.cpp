@@ -1,0 +1,44 @@
+// nmc: the neural material compressor's command line. Parses the subcommand and hands over to it.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+
+#ifndef NMC_VERSION_STRING
+#define NMC_VERSION_STRING "unknown"
+#endif
+
+int main(int argc, char** argv) {
+    CLI::App app{"nmc: the neural material compressor. Compresses PBR material texture sets into .nmc packs "
+                 "(latent grids + a small FP8 network) and decodes, inspects and validates them."};
+    app.set_version_flag("--version", std::string("nmc ") + NMC_VERSION_STRING + " (format " +
+                                          std::to_string(1) + ".0)");
+    app.require_subcommand(1);
+    app.fallthrough();
+
+    nmc::cli::GlobalOptions globals;
+    bool quiet = false;
+    bool verbose = false;
+    app.add_flag("-q,--quiet", quiet, "Print only results and errors");
+    app.add_flag("-v,--verbose", verbose, "Print more detail");
+
+    int exit_code = nmc::cli::kExitOk;
+    nmc::cli::add_inspect_command(app, globals, exit_code);
+
+    app.parse_complete_callback([&] { globals.verbosity = quiet ? 0 : (verbose ? 2 : 1); });
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return nmc::cli::kExitUsage;
+    }
+    return exit_code;
+}

@@ -1,0 +1,89 @@
+# Finds nmc's dependencies. An option set ON that cannot be satisfied stops configuration with a message that
+# says how to build without it; AUTO turns a feature on only when its dependency is present.
+
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3.9 REQUIRED)
+
+# zstd: Debian ships a CMake package; other distributions may only have pkg-config.
+find_package(zstd CONFIG QUIET)
+if(TARGET zstd::libzstd_shared)
+  add_library(nmc_zstd INTERFACE)
+  target_link_libraries(nmc_zstd INTERFACE zstd::libzstd_shared)
+else()
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+  add_library(nmc_zstd INTERFACE)
+  target_link_libraries(nmc_zstd INTERFACE PkgConfig::ZSTD)
+endif()
+
+find_package(CLI11 2.0 REQUIRED)
+
+# ---- Image I/O -----------------------------------------------------------------------------------------
+set(NMC_IMAGE_IO_BACKEND "")
+if(NMC_IMAGE_IO STREQUAL "AUTO" OR NMC_IMAGE_IO STREQUAL "OIIO")
+  find_package(OpenImageIO CONFIG QUIET)
+  if(OpenImageIO_FOUND)
+    set(NMC_IMAGE_IO_BACKEND OIIO)
+  elseif(NMC_IMAGE_IO STREQUAL "OIIO")
+    message(FATAL_ERROR "NMC_IMAGE_IO=OIIO but OpenImageIO was not found. Install libopenimageio-dev and "
+                        "libopencv-core-dev (Debian), or configure with -DNMC_IMAGE_IO=PNGJPEG to read and write "
+                        "PNG and JPEG through libpng and libjpeg.")
+  endif()
+endif()
+if(NMC_IMAGE_IO_BACKEND STREQUAL "")
+  if(NOT NMC_IMAGE_IO STREQUAL "AUTO" AND NOT NMC_IMAGE_IO STREQUAL "PNGJPEG")
+    message(FATAL_ERROR "NMC_IMAGE_IO must be AUTO, OIIO or PNGJPEG (got '${NMC_IMAGE_IO}')")
+  endif()
+  find_package(PNG QUIET)
+  find_package(JPEG QUIET)
+  if(NOT PNG_FOUND OR NOT JPEG_FOUND)
+    message(FATAL_ERROR "No image library: install OpenImageIO (libopenimageio-dev libopencv-core-dev) or "
+                        "libpng-dev and libjpeg-dev.")
+  endif()
+  set(NMC_IMAGE_IO_BACKEND PNGJPEG)
+endif()
+
+# ---- LibTorch (the trainer) ----------------------------------------------------------------------------
+set(NMC_TRAINER_ENABLED OFF)
+set(NMC_TRAINER_DETAIL "")
+if(NOT NMC_WITH_TRAINER STREQUAL "OFF")
+  find_package(Torch QUIET)
+  if(Torch_FOUND)
+    set(NMC_TRAINER_ENABLED ON)
+    set(NMC_TRAINER_DETAIL "(LibTorch ${Torch_VERSION})")
+  elseif(NMC_WITH_TRAINER STREQUAL "ON")
+    message(FATAL_ERROR "NMC_WITH_TRAINER=ON but LibTorch was not found. Install libtorch-dev (Debian) or point "
+                        "CMAKE_PREFIX_PATH at a LibTorch (python3 -c 'import torch;print(torch.utils.cmake_prefix_path)'), "
+                        "or configure with -DNMC_WITH_TRAINER=OFF to build only inspect/decompress/validate.")
+  else()
+    set(NMC_TRAINER_DETAIL "(LibTorch not found: nmc compress is not built)")
+  endif()
+endif()
+
+# ---- CUDA (our own kernels) ----------------------------------------------------------------------------
+set(NMC_CUDA_ENABLED OFF)
+set(NMC_CUDA_DETAIL "")
+if(NOT NMC_WITH_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    set(CMAKE_CUDA_ARCHITECTURES "${NMC_CUDA_ARCHITECTURES}")
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(NMC_CUDA_ENABLED ON)
+    set(NMC_CUDA_DETAIL "(nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm ${NMC_CUDA_ARCHITECTURES})")
+  elseif(NMC_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "NMC_WITH_CUDA=ON but no CUDA compiler was found (looked for nvcc on PATH and in "
+                        "/usr/local/cuda/bin). Install the CUDA toolkit or configure with -DNMC_WITH_CUDA=OFF; "
+                        "every command then decodes on the CPU.")
+  else()
+    set(NMC_CUDA_DETAIL "(no CUDA toolkit found: CPU decoder only)")
+  endif()
+endif()
+
+if(NMC_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

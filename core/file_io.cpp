@@ -1,0 +1,112 @@
+// POSIX implementation of whole-file reads and atomic writes.
+#include "core/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace nmc {
+namespace {
+
+Status errno_status(const std::string& path, const char* what) {
+    return Status(StatusCode::io_error, path + ": " + what + ": " + std::strerror(errno));
+}
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string make_temp_name(const std::string& destination) {
+    static std::atomic<unsigned> counter{0};
+    return destination + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno_status(path, "cannot open");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        Status s = errno_status(path, "cannot stat");
+        ::close(fd);
+        return s;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return Status(StatusCode::io_error, path + ": not a regular file");
+    }
+    const auto size = static_cast<uint64_t>(st.st_size);
+    if (size > max_bytes) {
+        ::close(fd);
+        return Status(StatusCode::limit_exceeded,
+                      path + ": file is " + std::to_string(size) + " bytes, limit " + std::to_string(max_bytes));
+    }
+    std::vector<uint8_t> bytes(static_cast<size_t>(size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            Status s = errno_status(path, "read failed");
+            ::close(fd);
+            return s;
+        }
+        if (n == 0) break;
+        done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    bytes.resize(done);  // a file that shrank while being read is read as it now is
+    return bytes;
+}
+
+AtomicOutputPath::AtomicOutputPath(std::string destination)
+    : destination_(std::move(destination)), temp_path_(make_temp_name(destination_)) {}
+
+AtomicOutputPath::~AtomicOutputPath() {
+    if (!committed_) ::unlink(temp_path_.c_str());
+}
+
+Status AtomicOutputPath::commit(Overwrite overwrite) {
+    if (overwrite == Overwrite::refuse && exists(destination_))
+        return Status(StatusCode::io_error, destination_ + ": exists (use --force to overwrite)");
+    if (::rename(temp_path_.c_str(), destination_.c_str()) != 0)
+        return errno_status(destination_, "cannot rename temporary file into place");
+    committed_ = true;
+    return Status::success();
+}
+
+Status write_file_atomically(const std::string& path, const void* data, size_t size, Overwrite overwrite) {
+    if (overwrite == Overwrite::refuse && exists(path))
+        return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
+    AtomicOutputPath out(path);
+    const int fd = ::open(out.temp_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return errno_status(out.temp_path(), "cannot create");
+    const auto* p = static_cast<const uint8_t*>(data);
+    size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::write(fd, p + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            Status s = errno_status(out.temp_path(), "write failed");
+            ::close(fd);
+            return s;
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0) {
+        Status s = errno_status(out.temp_path(), "fsync failed");
+        ::close(fd);
+        return s;
+    }
+    if (::close(fd) != 0) return errno_status(out.temp_path(), "close failed");
+    return out.commit(overwrite);
+}
+
+}  // namespace nmc

@@ -1,0 +1,28 @@
+// The scalar number formats of the .nmc format (docs/format-spec.md section "Number formats"):
+// FP8 E4M3 (OCP "FN" variant: no infinities, one NaN code per sign, max 448) and IEEE binary16.
+// Conversions round to nearest, ties to even; the saturation rules are the spec's.
+#pragma once
+
+#include <cstdint>
+
+namespace nmc {
+
+// Exact value of an E4M3 code. 0x7F and 0xFF are NaN.
+float fp8_e4m3_to_float(uint8_t code);
+
+// Nearest E4M3 code, ties to even. |x| > 448 (including infinity) saturates to +-448;
+// NaN encodes as 0x7F. -0.0 encodes as 0x80.
+uint8_t float_to_fp8_e4m3(float x);
+
+// Rounds x to the nearest E4M3 value (float_to_fp8_e4m3 then back), the "FP8 rounding" of the spec.
+float round_to_fp8_e4m3(float x);
+
+constexpr float kFp8E4M3Max = 448.0f;
+
+// Exact value of an IEEE binary16 code (subnormals, infinities and NaN included).
+float fp16_to_float(uint16_t code);
+
+// Nearest binary16 code, ties to even; overflow gives +-infinity, NaN gives 0x7E00.
+uint16_t float_to_fp16(float x);
+
+}  // namespace nmc
