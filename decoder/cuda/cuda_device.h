@@ -1,0 +1,32 @@
+// CUDA device discovery for the CUDA decoder. CUDA-free header: callers never include cuda_runtime.h.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+
+namespace nmc {
+
+struct CudaDeviceInfo {
+    int index = 0;
+    std::string name;
+    int compute_major = 0;
+    int compute_minor = 0;
+    int multiprocessors = 0;
+    size_t global_memory_bytes = 0;
+
+    // FP8 E4M3 tensor-core MMA exists from compute capability 8.9 (Ada) on; older RTX GPUs take the FP16 path.
+    bool has_fp8_mma() const { return compute_major > 8 || (compute_major == 8 && compute_minor >= 9); }
+};
+
+// Number of usable CUDA devices; 0 when there is no driver or no device (never an error).
+int cuda_device_count();
+
+// Properties of device `index`; backend_unavailable when it does not exist.
+Result<CudaDeviceInfo> query_cuda_device(int index);
+
+// Rounds n floats to FP8 E4M3 on device `device` (spec 2.1: nearest, ties to even, saturating at 448) with the
+// same device function the CUDA decoder uses between layers. Host pointers in and out.
+Status cuda_round_to_fp8_e4m3(int device, const float* in, float* out, size_t n);
+
+}  // namespace nmc

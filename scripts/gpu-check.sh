@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Everything GPU-side in one call on the GPU machine (Ubuntu, nvcc, LibTorch from python3's torch, no
+# OpenImageIO): build with CUDA and the trainer, run the whole test suite with GPU tests required (a skip
+# is a failure there), then the benchmarks. Logs and results go to $OUT (or ./gpu-check-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-$PWD/gpu-check-out}"
+mkdir -p "$out"
+jobs=$(nproc)
+status=0
+
+step() { echo "== $*" | tee -a "$out/summary.txt"; }
+
+step "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+step "libtorch: ${torch_prefix:-not found} ($(python3 -c 'import torch;print(torch.__version__)' 2>/dev/null))"
+
+# Tests and benchmarks read the shared materials from ../shared; on the GPU machine they travel as ./shared.
+if [ ! -e ../shared ] && [ -d shared ]; then ln -s "$PWD/shared" ../shared; fi
+
+step "configure"
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=ON \
+  -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90}" \
+  -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" \
+  -DCMAKE_PREFIX_PATH="$torch_prefix" >"$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; exit 1; }
+grep -A12 "nmc .* configuration" "$out/configure.log"
+
+step "build"
+cmake --build build-gpu -j"$jobs" >"$out/build.log" 2>&1 || { grep -B2 -A8 -m5 "error" "$out/build.log"; tail -30 "$out/build.log"; exit 1; }
+
+step "tests (GPU tests required)"
+ctest --test-dir build-gpu --output-on-failure -j4 >"$out/ctest.log" 2>&1 || status=1
+tail -15 "$out/ctest.log"
+
+if [ -x build-gpu/bench/cpu_decoder_bench ]; then
+  step "bench: CPU decoder on this machine"
+  build-gpu/bench/cpu_decoder_bench 2>&1 | tee "$out/cpu_decoder_bench.txt" | tail -12
+fi
+
+if [ -d "${NMC_BENCH_MATERIALS:-bench-materials}" ] && [ -x build-gpu/cli/nmc ]; then
+  for m in "${NMC_BENCH_MATERIALS:-bench-materials}"/*/; do
+    name=$(basename "$m")
+    step "bench: nmc compress $name --device cuda"
+    /usr/bin/time -v build-gpu/cli/nmc compress "$m" -o "$out/$name.nmc" --device cuda --bpp 5 --force --json \
+      >"$out/compress-$name.json" 2>"$out/compress-$name.log" || status=1
+    grep -E "Elapsed|Maximum resident" "$out/compress-$name.log"
+    tail -c 600 "$out/compress-$name.json"; echo
+  done
+fi
+
+step "done, status $status"
+exit $status
