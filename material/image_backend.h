@@ -1,0 +1,43 @@
+// The interface each image backend (image_backend_oiio.cpp, image_backend_pngjpeg.cpp) implements; internal to
+// nmc_material. image_io.cpp does what both share: sniffing, size limits, hashing, atomic renames.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/image.h"
+#include "core/status.h"
+#include "core/texture_layout.h"
+
+namespace nmc::image_backend {
+
+struct Decoded {
+    Image image;
+    std::optional<ColorSpace> declared_color_space;
+};
+
+const char* name();
+bool supports(const std::string& format);
+
+// Decodes the file at `path` whose bytes are `bytes` and whose sniffed format is `format` (supported).
+// Checks width and height against kMaxImageDimension before allocating pixels. Messages start with `path`.
+Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& format);
+
+// Encodes `image` as `format` (supported) into `temp_path`; messages name `path`, the destination.
+Status encode(const std::string& temp_path, const std::string& path, const Image& image, const std::string& format,
+              std::optional<ColorSpace> color_space);
+
+// spec 8.10: uint8 files store floor(min(max(v, 0), 1) * 255 + 0.5); uint16 use 65535.
+inline uint8_t quantize_u8(float v) {
+    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;  // also maps NaN to 0
+    return static_cast<uint8_t>(std::floor(c * 255.0f + 0.5f));
+}
+inline uint16_t quantize_u16(float v) {
+    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;
+    return static_cast<uint16_t>(std::floor(c * 65535.0f + 0.5f));
+}
+
+}  // namespace nmc::image_backend

@@ -1,0 +1,120 @@
+// The OpenImageIO image backend: every format OIIO reads (PNG, JPEG, TGA, EXR, TIFF, DDS, ...); writes PNG,
+// JPEG, TGA, EXR and TIFF. Alpha stays unassociated (as stored) both ways; nmc quantises samples itself so
+// both backends store identical codes (spec 8.10).
+#include <OpenImageIO/imageio.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+
+#include "material/image_backend.h"
+#include "material/image_io.h"
+
+namespace nmc::image_backend {
+namespace {
+
+namespace oiio = OIIO;
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+SampleType sample_type_of(const oiio::TypeDesc& t) {
+    if (t == oiio::TypeDesc::UINT8 || t == oiio::TypeDesc::INT8) return SampleType::uint8;
+    if (t == oiio::TypeDesc::UINT16 || t == oiio::TypeDesc::INT16) return SampleType::uint16;
+    if (t == oiio::TypeDesc::HALF) return SampleType::float16;
+    return SampleType::float32;
+}
+
+// The colour space a file declares, from OIIO's "oiio:ColorSpace" attribute; EXR is linear by definition.
+std::optional<ColorSpace> declared_color_space(const oiio::ImageSpec& spec, const std::string& format) {
+    if (format == "exr") return ColorSpace::linear;
+    const std::string cs = lower(spec.get_string_attribute("oiio:ColorSpace"));
+    if (cs.empty()) return std::nullopt;
+    if (cs.find("linear") != std::string::npos || cs.rfind("lin_", 0) == 0) return ColorSpace::linear;
+    if (cs.find("srgb") != std::string::npos) return ColorSpace::srgb;
+    return std::nullopt;
+}
+
+}  // namespace
+
+const char* name() { return "OpenImageIO"; }
+
+bool supports(const std::string& format) {
+    static const char* const kFormats[] = {"png", "jpeg", "tga", "exr", "tiff", "dds", "bmp", "psd", "hdr", "webp"};
+    for (const char* f : kFormats)
+        if (format == f) return true;
+    return false;
+}
+
+Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*bytes*/, const std::string& format) {
+    oiio::ImageSpec config;
+    config.attribute("oiio:UnassociatedAlpha", 1);  // keep alpha as stored: it is a material channel, not coverage
+    auto input = oiio::ImageInput::open(path, &config);
+    if (!input) return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + oiio::geterror());
+    const oiio::ImageSpec& spec = input->spec();
+    if (spec.width < 1 || spec.height < 1 || spec.width > kMaxImageDimension || spec.height > kMaxImageDimension)
+        return Status(StatusCode::limit_exceeded, path + ": image is " + std::to_string(spec.width) + "x" +
+                                                      std::to_string(spec.height) + ", each side must be 1.." +
+                                                      std::to_string(kMaxImageDimension));
+    if (spec.nchannels < 1 || spec.nchannels > 4)
+        return Status(StatusCode::not_recognized,
+                      path + ": image has " + std::to_string(spec.nchannels) + " channels, expected 1..4");
+    if (spec.depth > 1) return Status(StatusCode::not_recognized, path + ": volume images are not supported");
+    Decoded out;
+    out.image = Image(spec.width, spec.height, spec.nchannels, sample_type_of(spec.format));
+    if (!input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::FLOAT, out.image.pixels.data()))
+        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + input->geterror());
+    out.declared_color_space = declared_color_space(spec, format);
+    input->close();
+    return out;
+}
+
+Status encode(const std::string& temp_path, const std::string& path, const Image& image, const std::string& format,
+              std::optional<ColorSpace> color_space) {
+    // The stored sample type: what the format can hold closest to image.sample_type (image_io.h).
+    SampleType stored = image.sample_type;
+    if (format == "png" && stored != SampleType::uint8) stored = SampleType::uint16;
+    if (format == "jpeg" || format == "tga") stored = SampleType::uint8;
+    if (format == "exr" && stored != SampleType::float16) stored = SampleType::float32;
+    if (format == "jpeg" && image.channels != 1 && image.channels != 3)
+        return Status(StatusCode::invalid_argument, path + ": JPEG holds 1 or 3 channels, image has " +
+                                                        std::to_string(image.channels));
+
+    oiio::TypeDesc type = oiio::TypeDesc::FLOAT;
+    std::vector<uint8_t> u8;
+    std::vector<uint16_t> u16;
+    const void* data = image.pixels.data();
+    if (stored == SampleType::uint8) {
+        type = oiio::TypeDesc::UINT8;
+        u8.resize(image.pixels.size());
+        for (size_t i = 0; i < u8.size(); ++i) u8[i] = quantize_u8(image.pixels[i]);
+        data = u8.data();
+    } else if (stored == SampleType::uint16) {
+        type = oiio::TypeDesc::UINT16;
+        u16.resize(image.pixels.size());
+        for (size_t i = 0; i < u16.size(); ++i) u16[i] = quantize_u16(image.pixels[i]);
+        data = u16.data();
+    }
+    oiio::ImageSpec spec(image.width, image.height, image.channels,
+                         stored == SampleType::float16 ? oiio::TypeDesc::HALF : type);
+    spec.attribute("oiio:UnassociatedAlpha", 1);
+    if (format == "jpeg") spec.attribute("Compression", "jpeg:95");
+    if (color_space == ColorSpace::srgb) spec.attribute("oiio:ColorSpace", "sRGB");
+    if (color_space == ColorSpace::linear) spec.attribute("oiio:ColorSpace", "Linear");
+
+    auto output = oiio::ImageOutput::create(format);  // by format name: the temporary name has no extension
+    if (!output) return Status(StatusCode::internal, path + ": OpenImageIO has no " + format + " writer");
+    if (!output->open(temp_path, spec))
+        return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + output->geterror());
+    if (!output->write_image(type, data)) {
+        const std::string message = output->geterror();
+        output->close();
+        return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + message);
+    }
+    if (!output->close()) return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + output->geterror());
+    return Status::success();
+}
+
+}  // namespace nmc::image_backend

@@ -1,0 +1,371 @@
+// The PNGJPEG image backend: PNG (1-4 channels, 8 or 16 bits) through libpng and JPEG (grey or RGB, 8 bits)
+// through libjpeg, for machines without OpenImageIO. Both libraries report errors by longjmp, so each
+// protected step lives in its own small function whose frame holds no C++ object with a destructor.
+// jpeglib.h needs size_t and FILE declared before it.
+#include <csetjmp>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+
+#include <jpeglib.h>
+#include <png.h>
+
+#include "material/image_backend.h"
+#include "material/image_io.h"
+
+namespace nmc::image_backend {
+namespace {
+
+// ---- PNG -----------------------------------------------------------------------------------------------
+
+struct PngErrorState {
+    char message[256] = "";
+};
+
+[[noreturn]] void png_error_to_jmp(png_structp png, png_const_charp message) {
+    auto* state = static_cast<PngErrorState*>(png_get_error_ptr(png));
+    std::snprintf(state->message, sizeof(state->message), "%s", message);
+    png_longjmp(png, 1);
+}
+
+void png_warning_ignored(png_structp, png_const_charp) {}
+
+struct PngMemoryReader {
+    const uint8_t* data;
+    size_t size;
+    size_t offset;
+};
+
+void png_read_from_memory(png_structp png, png_bytep out, png_size_t count) {
+    auto* reader = static_cast<PngMemoryReader*>(png_get_io_ptr(png));
+    if (count > reader->size - reader->offset) png_error(png, "truncated file");
+    std::memcpy(out, reader->data + reader->offset, count);
+    reader->offset += count;
+}
+
+// RAII for a libpng read or write struct pair.
+class PngHandle {
+public:
+    explicit PngHandle(bool writing, PngErrorState* errors) : writing_(writing) {
+        png_ = writing ? png_create_write_struct(PNG_LIBPNG_VER_STRING, errors, png_error_to_jmp, png_warning_ignored)
+                       : png_create_read_struct(PNG_LIBPNG_VER_STRING, errors, png_error_to_jmp, png_warning_ignored);
+        if (png_) info_ = png_create_info_struct(png_);
+    }
+    ~PngHandle() {
+        if (writing_)
+            png_destroy_write_struct(&png_, &info_);
+        else
+            png_destroy_read_struct(&png_, &info_, nullptr);
+    }
+    PngHandle(const PngHandle&) = delete;
+    PngHandle& operator=(const PngHandle&) = delete;
+    bool valid() const { return png_ && info_; }
+    png_structp png() const { return png_; }
+    png_infop info() const { return info_; }
+
+private:
+    bool writing_;
+    png_structp png_ = nullptr;
+    png_infop info_ = nullptr;
+};
+
+struct PngHeader {
+    png_uint_32 width = 0, height = 0;
+    int channels = 0, bit_depth = 0;
+    int srgb_intent = -1;  // -1: no sRGB chunk
+    double gamma = 0;      // 0: no gAMA chunk
+};
+
+// Reads the header and sets up expansion to 8/16-bit grey, grey+alpha, RGB or RGBA. Returns false on error.
+bool png_read_header(png_structp png, png_infop info, PngMemoryReader* reader, PngHeader* header) {
+    if (setjmp(png_jmpbuf(png))) return false;
+    png_set_read_fn(png, reader, png_read_from_memory);
+    png_read_info(png, info);
+    const int color_type = png_get_color_type(png, info);
+    int bit_depth = png_get_bit_depth(png, info);
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (bit_depth == 16) png_set_swap(png);  // host order for little-endian machines
+    png_read_update_info(png, info);
+    header->width = png_get_image_width(png, info);
+    header->height = png_get_image_height(png, info);
+    header->channels = png_get_channels(png, info);
+    header->bit_depth = png_get_bit_depth(png, info);
+    int intent = 0;
+    if (png_get_sRGB(png, info, &intent)) header->srgb_intent = intent;
+    double gamma = 0;
+    if (png_get_gAMA(png, info, &gamma)) header->gamma = gamma;
+    return true;
+}
+
+bool png_read_rows(png_structp png, png_bytepp rows) {
+    if (setjmp(png_jmpbuf(png))) return false;
+    png_read_image(png, rows);
+    return true;
+}
+
+Result<Decoded> decode_png(const std::string& path, const std::vector<uint8_t>& bytes) {
+    PngErrorState errors;
+    PngHandle handle(false, &errors);
+    if (!handle.valid()) return Status(StatusCode::internal, path + ": libpng could not allocate a reader");
+    PngMemoryReader reader{bytes.data(), bytes.size(), 0};
+    PngHeader header;
+    if (!png_read_header(handle.png(), handle.info(), &reader, &header))
+        return Status(StatusCode::corrupt, path + ": PNG error: " + errors.message);
+    if (header.width > static_cast<png_uint_32>(kMaxImageDimension) ||
+        header.height > static_cast<png_uint_32>(kMaxImageDimension))
+        return Status(StatusCode::limit_exceeded, path + ": image too large");
+    const int bytes_per_sample = header.bit_depth == 16 ? 2 : 1;
+    const size_t row_bytes = static_cast<size_t>(header.width) * header.channels * bytes_per_sample;
+    std::vector<uint8_t> raw(row_bytes * header.height);
+    std::vector<png_bytep> rows(header.height);
+    for (png_uint_32 y = 0; y < header.height; ++y) rows[y] = raw.data() + y * row_bytes;
+    if (!png_read_rows(handle.png(), rows.data()))
+        return Status(StatusCode::corrupt, path + ": PNG error: " + errors.message);
+
+    Decoded out;
+    out.image = Image(static_cast<int>(header.width), static_cast<int>(header.height), header.channels,
+                      bytes_per_sample == 2 ? SampleType::uint16 : SampleType::uint8);
+    if (bytes_per_sample == 2) {
+        for (size_t i = 0; i < out.image.pixels.size(); ++i) {
+            uint16_t v;
+            std::memcpy(&v, raw.data() + 2 * i, 2);
+            out.image.pixels[i] = static_cast<float>(v) / 65535.0f;
+        }
+    } else {
+        for (size_t i = 0; i < out.image.pixels.size(); ++i) out.image.pixels[i] = static_cast<float>(raw[i]) / 255.0f;
+    }
+    if (header.srgb_intent >= 0)
+        out.declared_color_space = ColorSpace::srgb;
+    else if (header.gamma > 0.99 && header.gamma < 1.01)
+        out.declared_color_space = ColorSpace::linear;
+    else if (header.gamma > 0.4 && header.gamma < 0.5)
+        out.declared_color_space = ColorSpace::srgb;
+    return out;
+}
+
+// RAII for a FILE* opened for writing.
+class OutputFile {
+public:
+    explicit OutputFile(const std::string& path) : file_(std::fopen(path.c_str(), "wb")) {}
+    ~OutputFile() {
+        if (file_) std::fclose(file_);
+    }
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
+    FILE* get() const { return file_; }
+    // Closes the file; false when buffered data could not be written.
+    bool close() {
+        const bool ok = std::fclose(file_) == 0;
+        file_ = nullptr;
+        return ok;
+    }
+
+private:
+    FILE* file_;
+};
+
+bool png_write_all(png_structp png, png_infop info, FILE* file, const Image& image, int bit_depth,
+                   std::optional<ColorSpace> color_space, png_bytepp rows) {
+    if (setjmp(png_jmpbuf(png))) return false;
+    static const int kColorTypes[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                      PNG_COLOR_TYPE_RGB_ALPHA};
+    png_init_io(png, file);
+    png_set_IHDR(png, info, static_cast<png_uint_32>(image.width), static_cast<png_uint_32>(image.height), bit_depth,
+                 kColorTypes[image.channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    if (color_space == ColorSpace::srgb) png_set_sRGB(png, info, PNG_sRGB_INTENT_PERCEPTUAL);
+    if (color_space == ColorSpace::linear) png_set_gAMA(png, info, 1.0);
+    png_write_info(png, info);
+    if (bit_depth == 16) png_set_swap(png);
+    png_write_image(png, rows);
+    png_write_end(png, info);
+    return true;
+}
+
+Status encode_png(const std::string& temp_path, const std::string& path, const Image& image,
+                  std::optional<ColorSpace> color_space) {
+    const bool wide = image.sample_type != SampleType::uint8;  // float samples are stored as uint16
+    const size_t row_samples = static_cast<size_t>(image.width) * image.channels;
+    std::vector<uint8_t> raw(row_samples * image.height * (wide ? 2 : 1));
+    for (size_t i = 0; i < image.pixels.size(); ++i) {
+        if (wide) {
+            const uint16_t v = quantize_u16(image.pixels[i]);
+            std::memcpy(raw.data() + 2 * i, &v, 2);
+        } else {
+            raw[i] = quantize_u8(image.pixels[i]);
+        }
+    }
+    std::vector<png_bytep> rows(image.height);
+    for (int y = 0; y < image.height; ++y) rows[y] = raw.data() + y * row_samples * (wide ? 2 : 1);
+    OutputFile file(temp_path);
+    if (!file.get()) return Status(StatusCode::io_error, path + ": cannot create " + temp_path);
+    PngErrorState errors;
+    PngHandle handle(true, &errors);
+    if (!handle.valid()) return Status(StatusCode::internal, path + ": libpng could not allocate a writer");
+    if (!png_write_all(handle.png(), handle.info(), file.get(), image, wide ? 16 : 8, color_space, rows.data()))
+        return Status(StatusCode::io_error, path + ": PNG error: " + errors.message);
+    if (!file.close()) return Status(StatusCode::io_error, path + ": write failed");
+    return Status::success();
+}
+
+// ---- JPEG ----------------------------------------------------------------------------------------------
+
+struct JpegErrorManager {
+    jpeg_error_mgr base;
+    std::jmp_buf jump;
+    char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void jpeg_error_to_jmp(j_common_ptr cinfo) {
+    auto* errors = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+    (*cinfo->err->format_message)(cinfo, errors->message);
+    std::longjmp(errors->jump, 1);
+}
+
+// RAII for a libjpeg decompressor.
+class JpegReader {
+public:
+    JpegReader() {
+        cinfo_.err = jpeg_std_error(&errors_.base);
+        errors_.base.error_exit = jpeg_error_to_jmp;
+        errors_.message[0] = '\0';
+    }
+    ~JpegReader() {
+        if (created_) jpeg_destroy_decompress(&cinfo_);
+    }
+    JpegReader(const JpegReader&) = delete;
+    JpegReader& operator=(const JpegReader&) = delete;
+    jpeg_decompress_struct* cinfo() { return &cinfo_; }
+    JpegErrorManager* errors() { return &errors_; }
+    bool* created() { return &created_; }
+
+private:
+    jpeg_decompress_struct cinfo_{};
+    JpegErrorManager errors_{};
+    bool created_ = false;
+};
+
+bool jpeg_start(JpegReader* reader, const std::vector<uint8_t>& bytes) {
+    if (setjmp(reader->errors()->jump)) return false;
+    jpeg_create_decompress(reader->cinfo());
+    *reader->created() = true;
+    jpeg_mem_src(reader->cinfo(), bytes.data(), static_cast<unsigned long>(bytes.size()));
+    jpeg_read_header(reader->cinfo(), TRUE);
+    return true;
+}
+
+bool jpeg_decode_rows(JpegReader* reader, uint8_t* raw) {
+    if (setjmp(reader->errors()->jump)) return false;
+    jpeg_decompress_struct* cinfo = reader->cinfo();
+    jpeg_start_decompress(cinfo);
+    const size_t row_bytes = static_cast<size_t>(cinfo->output_width) * cinfo->output_components;
+    while (cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW row = raw + cinfo->output_scanline * row_bytes;
+        jpeg_read_scanlines(cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(cinfo);
+    return true;
+}
+
+Result<Decoded> decode_jpeg(const std::string& path, const std::vector<uint8_t>& bytes) {
+    JpegReader reader;
+    if (!jpeg_start(&reader, bytes))
+        return Status(StatusCode::corrupt, path + ": JPEG error: " + reader.errors()->message);
+    jpeg_decompress_struct* cinfo = reader.cinfo();
+    if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK)
+        return Status(StatusCode::not_recognized, path + ": CMYK JPEG images are not supported");
+    if (cinfo->image_width > static_cast<JDIMENSION>(kMaxImageDimension) ||
+        cinfo->image_height > static_cast<JDIMENSION>(kMaxImageDimension) || cinfo->image_width == 0 ||
+        cinfo->image_height == 0)
+        return Status(StatusCode::limit_exceeded, path + ": image is " + std::to_string(cinfo->image_width) + "x" +
+                                                      std::to_string(cinfo->image_height) + ", each side must be 1.." +
+                                                      std::to_string(kMaxImageDimension));
+    cinfo->out_color_space = cinfo->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    const int channels = cinfo->num_components == 1 ? 1 : 3;
+    std::vector<uint8_t> raw(static_cast<size_t>(cinfo->image_width) * cinfo->image_height * channels);
+    if (!jpeg_decode_rows(&reader, raw.data()))
+        return Status(StatusCode::corrupt, path + ": JPEG error: " + reader.errors()->message);
+    Decoded out;
+    out.image = Image(static_cast<int>(cinfo->image_width), static_cast<int>(cinfo->image_height), channels);
+    for (size_t i = 0; i < raw.size(); ++i) out.image.pixels[i] = static_cast<float>(raw[i]) / 255.0f;
+    return out;
+}
+
+// RAII for a libjpeg compressor.
+class JpegWriter {
+public:
+    JpegWriter() {
+        cinfo_.err = jpeg_std_error(&errors_.base);
+        errors_.base.error_exit = jpeg_error_to_jmp;
+        errors_.message[0] = '\0';
+    }
+    ~JpegWriter() {
+        if (created_) jpeg_destroy_compress(&cinfo_);
+    }
+    JpegWriter(const JpegWriter&) = delete;
+    JpegWriter& operator=(const JpegWriter&) = delete;
+    jpeg_compress_struct* cinfo() { return &cinfo_; }
+    JpegErrorManager* errors() { return &errors_; }
+    bool* created() { return &created_; }
+
+private:
+    jpeg_compress_struct cinfo_{};
+    JpegErrorManager errors_{};
+    bool created_ = false;
+};
+
+bool jpeg_encode_all(JpegWriter* writer, FILE* file, int width, int height, int channels, const uint8_t* raw) {
+    if (setjmp(writer->errors()->jump)) return false;
+    jpeg_compress_struct* cinfo = writer->cinfo();
+    jpeg_create_compress(cinfo);
+    *writer->created() = true;
+    jpeg_stdio_dest(cinfo, file);
+    cinfo->image_width = static_cast<JDIMENSION>(width);
+    cinfo->image_height = static_cast<JDIMENSION>(height);
+    cinfo->input_components = channels;
+    cinfo->in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(cinfo);
+    jpeg_set_quality(cinfo, 95, TRUE);
+    jpeg_start_compress(cinfo, TRUE);
+    const size_t row_bytes = static_cast<size_t>(width) * channels;
+    while (cinfo->next_scanline < cinfo->image_height) {
+        JSAMPROW row = const_cast<uint8_t*>(raw + cinfo->next_scanline * row_bytes);
+        jpeg_write_scanlines(cinfo, &row, 1);
+    }
+    jpeg_finish_compress(cinfo);
+    return true;
+}
+
+Status encode_jpeg(const std::string& temp_path, const std::string& path, const Image& image) {
+    if (image.channels != 1 && image.channels != 3)
+        return Status(StatusCode::invalid_argument, path + ": JPEG holds 1 or 3 channels, image has " +
+                                                        std::to_string(image.channels));
+    std::vector<uint8_t> raw(image.pixels.size());
+    for (size_t i = 0; i < raw.size(); ++i) raw[i] = quantize_u8(image.pixels[i]);
+    OutputFile file(temp_path);
+    if (!file.get()) return Status(StatusCode::io_error, path + ": cannot create " + temp_path);
+    JpegWriter writer;
+    if (!jpeg_encode_all(&writer, file.get(), image.width, image.height, image.channels, raw.data()))
+        return Status(StatusCode::io_error, path + ": JPEG error: " + writer.errors()->message);
+    if (!file.close()) return Status(StatusCode::io_error, path + ": write failed");
+    return Status::success();
+}
+
+}  // namespace
+
+const char* name() { return "libpng+libjpeg"; }
+
+bool supports(const std::string& format) { return format == "png" || format == "jpeg"; }
+
+Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& format) {
+    return format == "png" ? decode_png(path, bytes) : decode_jpeg(path, bytes);
+}
+
+Status encode(const std::string& temp_path, const std::string& path, const Image& image, const std::string& format,
+              std::optional<ColorSpace> color_space) {
+    return format == "png" ? encode_png(temp_path, path, image, color_space) : encode_jpeg(temp_path, path, image);
+}
+
+}  // namespace nmc::image_backend

@@ -1,0 +1,154 @@
+// What every image backend shares: format identification from the file's bytes, the dimension and size
+// limits, the source hash, and atomic writes (temporary file renamed into place).
+#include "material/image_io.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "core/checksum.h"
+#include "core/file_io.h"
+#include "material/image_backend.h"
+
+namespace nmc {
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+bool starts_with(const std::vector<uint8_t>& bytes, const char* magic, size_t size) {
+    return bytes.size() >= size && std::memcmp(bytes.data(), magic, size) == 0;
+}
+
+// The format from the file's signature; TGA has none, so a .tga name with a plausible header counts.
+std::string sniff_format(const std::vector<uint8_t>& bytes, const std::string& path) {
+    if (starts_with(bytes, "\x89PNG\r\n\x1a\n", 8)) return "png";
+    if (starts_with(bytes, "\xff\xd8\xff", 3)) return "jpeg";
+    if (starts_with(bytes, "\x76\x2f\x31\x01", 4)) return "exr";
+    if (starts_with(bytes, "II*\0", 4) || starts_with(bytes, "MM\0*", 4)) return "tiff";
+    if (starts_with(bytes, "DDS ", 4)) return "dds";
+    if (starts_with(bytes, "BM", 2)) return "bmp";
+    if (starts_with(bytes, "8BPS", 4)) return "psd";
+    if (starts_with(bytes, "#?RADIANCE", 10) || starts_with(bytes, "#?RGBE", 6)) return "hdr";
+    if (bytes.size() >= 12 && std::memcmp(bytes.data(), "RIFF", 4) == 0 && std::memcmp(bytes.data() + 8, "WEBP", 4) == 0)
+        return "webp";
+    // TGA header: image type 1-3 or 9-11 (uncompressed or RLE), 18 bytes of header.
+    if (image_format_from_file_name(path) == "tga" && bytes.size() >= 18) {
+        const uint8_t type = bytes[2];
+        if ((type >= 1 && type <= 3) || (type >= 9 && type <= 11)) return "tga";
+    }
+    return "";
+}
+
+uint32_t read_be32(const uint8_t* p) {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+Status check_dimensions(const std::string& path, uint64_t width, uint64_t height) {
+    if (width < 1 || width > static_cast<uint64_t>(kMaxImageDimension) || height < 1 ||
+        height > static_cast<uint64_t>(kMaxImageDimension))
+        return Status(StatusCode::limit_exceeded, path + ": image is " + std::to_string(width) + "x" +
+                                                      std::to_string(height) + ", each side must be 1.." +
+                                                      std::to_string(kMaxImageDimension));
+    return Status::success();
+}
+
+std::string canonical_format(const std::string& format) {
+    const std::string f = lower(format);
+    if (f == "jpg") return "jpeg";
+    if (f == "tif") return "tiff";
+    return f;
+}
+
+bool file_exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+Result<ImageFile> read_image_file(const std::string& path) {
+    auto bytes = read_file(path, kMaxImageFileBytes);
+    if (!bytes.ok()) return bytes.status();
+    if (bytes->empty()) return Status(StatusCode::corrupt, path + ": empty file");
+    const std::string format = sniff_format(*bytes, path);
+    if (format.empty())
+        return Status(StatusCode::not_recognized, path + ": not an image this build knows (unrecognised signature)");
+    if (!image_backend::supports(format))
+        return Status(StatusCode::backend_unavailable, path + ": " + format + " images are not supported by the " +
+                                                           image_backend::name() +
+                                                           " image backend of this build (rebuild with "
+                                                           "-DNMC_IMAGE_IO=OIIO, or convert the file to PNG)");
+    // PNG keeps its size at a fixed place (IHDR); checking it here gives both backends the same limit message.
+    if (format == "png") {
+        if (bytes->size() < 24) return Status(StatusCode::corrupt, path + ": truncated PNG header");
+        NMC_RETURN_IF_ERROR(check_dimensions(path, read_be32(bytes->data() + 16), read_be32(bytes->data() + 20)));
+    }
+    auto decoded = image_backend::decode(path, *bytes, format);
+    if (!decoded.ok()) return decoded.status();
+    NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(decoded->image.width),
+                                         static_cast<uint64_t>(decoded->image.height)));
+    ImageFile file;
+    file.image = std::move(decoded->image);
+    file.format = format;
+    file.declared_color_space = decoded->declared_color_space;
+    file.sha256 = Sha256::hex_digest(bytes->data(), bytes->size());
+    return file;
+}
+
+Result<Image> read_image(const std::string& path) {
+    auto file = read_image_file(path);
+    if (!file.ok()) return file.status();
+    return std::move(file->image);
+}
+
+Status write_image(const std::string& path, const Image& image, const std::string& format, bool overwrite) {
+    return write_image_tagged(path, image, format, overwrite, std::nullopt);
+}
+
+Status write_image_tagged(const std::string& path, const Image& image, const std::string& format, bool overwrite,
+                          std::optional<ColorSpace> color_space) {
+    const std::string f = canonical_format(format);
+    if (f != "png" && f != "jpeg" && f != "tga" && f != "exr" && f != "tiff")
+        return Status(StatusCode::invalid_argument,
+                      path + ": cannot write format '" + format + "' (expected png, jpeg, tga, exr or tiff)");
+    if (!image_backend::supports(f))
+        return Status(StatusCode::backend_unavailable, path + ": " + f + " images cannot be written by the " +
+                                                           image_backend::name() + " image backend of this build");
+    if (image.channels < 1 || image.channels > 4)
+        return Status(StatusCode::invalid_argument,
+                      path + ": image has " + std::to_string(image.channels) + " channels, expected 1..4");
+    NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(std::max(image.width, 0)),
+                                         static_cast<uint64_t>(std::max(image.height, 0))));
+    if (image.pixels.size() != image.texel_count() * static_cast<size_t>(image.channels))
+        return Status(StatusCode::invalid_argument, path + ": image has " + std::to_string(image.pixels.size()) +
+                                                        " samples, expected " +
+                                                        std::to_string(image.texel_count() * image.channels));
+    // Checked before encoding so a refused write costs nothing; commit() checks again against races.
+    if (!overwrite && file_exists(path))
+        return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
+    AtomicOutputPath out(path);
+    NMC_RETURN_IF_ERROR(image_backend::encode(out.temp_path(), path, image, f, color_space));
+    return out.commit(overwrite ? Overwrite::allow : Overwrite::refuse);
+}
+
+const char* image_backend_name() { return image_backend::name(); }
+
+bool image_format_supported(const std::string& format) { return image_backend::supports(canonical_format(format)); }
+
+std::string image_format_from_file_name(const std::string& file_name) {
+    const size_t dot = file_name.rfind('.');
+    if (dot == std::string::npos) return "";
+    const std::string ext = lower(file_name.substr(dot + 1));
+    static const char* const kKnown[] = {"png", "jpeg", "tga", "exr", "tiff", "dds", "bmp", "psd", "hdr", "webp"};
+    const std::string f = canonical_format(ext == "jpe" ? "jpeg" : ext);
+    for (const char* k : kKnown)
+        if (f == k) return f;
+    return "";
+}
+
+}  // namespace nmc

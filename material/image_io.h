@@ -1,0 +1,62 @@
+// Reading and writing image files: the one place nmc touches pixels on disk. The backend (OpenImageIO, or
+// libpng + libjpeg in a PNGJPEG build) is chosen at build time and hidden behind these functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/image.h"
+#include "core/status.h"
+#include "core/texture_layout.h"
+
+namespace nmc {
+
+// Width and height limits of any image nmc reads or writes (format spec 9).
+constexpr int kMaxImageDimension = 16384;
+// Largest image file read; bigger files fail with limit_exceeded before being read.
+constexpr uint64_t kMaxImageFileBytes = uint64_t{1} << 30;
+
+// An image file as read: pixels (normalised, Image::sample_type set), what the file is, and its hash.
+struct ImageFile {
+    Image image;
+    std::string format;  // "png", "jpeg", "tga", "exr", "tiff", ... identified from the file's bytes
+    // Set only when the file itself declares an encoding (PNG sRGB/gAMA chunks, EXR's linear data, an
+    // explicit colour-space attribute); nullopt when the file says nothing.
+    std::optional<ColorSpace> declared_color_space;
+    std::string sha256;  // lower-case hex SHA-256 of the file's bytes
+};
+
+// Reads an image file. Values are normalised: 8-bit and 16-bit codes map to [0, 1] (code / 255,
+// code / 65535), float samples keep their values. Fails with io_error (missing, unreadable),
+// not_recognized (not an image), corrupt (truncated or undecodable), limit_exceeded (a dimension outside
+// 1..kMaxImageDimension, file larger than kMaxImageFileBytes) or backend_unavailable (a format this build's
+// backend cannot read). Every message starts with the path. Thread-safe.
+Result<ImageFile> read_image_file(const std::string& path);
+
+// read_image_file(path) without the metadata.
+Result<Image> read_image(const std::string& path);
+
+// Writes `image` as `format` (png, jpeg, tga, exr, tiff; "jpg" and "tif" are accepted) through a temporary
+// file renamed into place, so an existing file is never half-overwritten. Samples are quantised as format
+// spec 8.10 says, to image.sample_type where the format holds it: PNG stores uint8 or uint16 (float samples
+// as uint16), JPEG and TGA uint8, EXR float16 or float32 (integer samples as float32), TIFF all four.
+// With overwrite false an existing file is an io_error and is left untouched. Thread-safe.
+Status write_image(const std::string& path, const Image& image, const std::string& format, bool overwrite);
+
+// write_image() that also records the colour space in the file where the format can (PNG sRGB/gAMA chunks,
+// the backend's colour-space attribute); nullopt writes no colour metadata.
+Status write_image_tagged(const std::string& path, const Image& image, const std::string& format, bool overwrite,
+                          std::optional<ColorSpace> color_space);
+
+// "OpenImageIO" or "libpng+libjpeg".
+const char* image_backend_name();
+
+// Whether this build can read and write `format` (canonical name: png, jpeg, tga, exr, tiff, ...).
+bool image_format_supported(const std::string& format);
+
+// Canonical format of an image file name by its extension ("photo.JPG" -> "jpeg"), "" when the extension is
+// not an image format nmc knows.
+std::string image_format_from_file_name(const std::string& file_name);
+
+}  // namespace nmc

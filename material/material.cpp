@@ -1,0 +1,542 @@
+// Material discovery and loading: folder or manifest -> recognised files -> images -> texture layouts and
+// pack-channel allocation -> normalised pack-channel planes and their mip chain. Also writes decoded
+// textures back under their source's names.
+#include "material/material.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "material/file_naming.h"
+#include "material/mip_chain.h"
+
+namespace nmc {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_color(Semantic s) { return s == Semantic::albedo || s == Semantic::emissive || s == Semantic::specular; }
+
+// Pack-channel order of textures: the order a reader expects to find maps in.
+int priority(Semantic s) {
+    switch (s) {
+        case Semantic::albedo: return 0;
+        case Semantic::normal: return 1;
+        case Semantic::roughness: return 2;
+        case Semantic::glossiness: return 3;
+        case Semantic::metalness: return 4;
+        case Semantic::ambient_occlusion: return 5;
+        case Semantic::height: return 6;
+        case Semantic::opacity: return 7;
+        case Semantic::emissive: return 8;
+        case Semantic::specular: return 9;
+        case Semantic::other: return 10;
+    }
+    return 10;
+}
+
+std::string stem_of(const std::string& file_name) {
+    const size_t dot = file_name.rfind('.');
+    return dot == std::string::npos ? file_name : file_name.substr(0, dot);
+}
+
+// A file chosen as a texture, and what is known about it before its pixels are read.
+struct Candidate {
+    std::string file;
+    std::string reason;                  // "name: nor_gl" or "manifest"
+    std::optional<Semantic> semantic;    // whole-map semantic
+    std::vector<Semantic> channels;      // or per-channel semantics (packed maps, manifest swizzles)
+    std::optional<NormalConvention> convention;
+    std::optional<ColorSpace> color_space;
+    std::string name;
+    std::vector<float> loss_weights;
+};
+
+struct Discovery {
+    MaterialScan scan;
+    std::vector<Image> images;  // parallel to scan.textures, at the material's size
+};
+
+// The semantics of each file channel, from the candidate and the file's channel count.
+Result<std::vector<Semantic>> channel_semantics(const Candidate& c, int file_channels, const std::string& origin) {
+    const auto n = static_cast<size_t>(file_channels);
+    if (!c.channels.empty()) {
+        if (c.reason == "manifest" && c.channels.size() != n)
+            return Status(StatusCode::invalid_argument, origin + ": " + c.file + ": \"channels\" lists " +
+                                                            std::to_string(c.channels.size()) +
+                                                            " semantics, the file has " +
+                                                            std::to_string(file_channels) + " channels");
+        if (n < c.channels.size())
+            return Status(StatusCode::invalid_argument, c.file + ": a packed map needs " +
+                                                            std::to_string(c.channels.size()) +
+                                                            " channels, the file has " + std::to_string(file_channels));
+        std::vector<Semantic> out = c.channels;
+        out.resize(n, Semantic::other);  // a packed map's alpha has no conventional meaning
+        return out;
+    }
+    const Semantic s = *c.semantic;
+    if (s == Semantic::normal) {
+        if (n != 3)
+            return Status(StatusCode::invalid_argument, c.file + ": a normal map must have 3 channels (RGB), the file has " +
+                                                            std::to_string(file_channels));
+        return std::vector<Semantic>(3, s);
+    }
+    std::vector<Semantic> out(n, s);
+    if (is_color(s) && (n == 2 || n == 4)) out.back() = Semantic::opacity;  // RGBA albedo: A is opacity
+    return out;
+}
+
+ColorSpace choose_color_space(const Candidate& c, const std::vector<Semantic>& semantics, const ImageFile& file) {
+    if (c.color_space) return *c.color_space;
+    if (!is_color(semantics.front())) return ColorSpace::linear;  // data maps: an sRGB tag is a tool default
+    if (file.image.sample_type == SampleType::float16 || file.image.sample_type == SampleType::float32)
+        return ColorSpace::linear;
+    if (file.declared_color_space == ColorSpace::linear) return ColorSpace::linear;
+    return ColorSpace::srgb;
+}
+
+// Bilinear resampling at texel centres, edges clamped (only used with resample_mismatched).
+Image resample(const Image& src, int width, int height) {
+    Image out(width, height, src.channels, src.sample_type);
+    for (int y = 0; y < height; ++y) {
+        const float sy = std::min(std::max((y + 0.5f) * src.height / height - 0.5f, 0.0f), src.height - 1.0f);
+        const int y0 = static_cast<int>(sy), y1 = std::min(y0 + 1, src.height - 1);
+        const float fy = sy - y0;
+        for (int x = 0; x < width; ++x) {
+            const float sx = std::min(std::max((x + 0.5f) * src.width / width - 0.5f, 0.0f), src.width - 1.0f);
+            const int x0 = static_cast<int>(sx), x1 = std::min(x0 + 1, src.width - 1);
+            const float fx = sx - x0;
+            for (int c = 0; c < src.channels; ++c) {
+                const float top = src.at(x0, y0, c) * (1 - fx) + src.at(x1, y0, c) * fx;
+                const float bottom = src.at(x0, y1, c) * (1 - fx) + src.at(x1, y1, c) * fx;
+                out.at(x, y, c) = top * (1 - fy) + bottom * fy;
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<ChannelStats> measure(const Image& image, const TextureLayout& layout) {
+    const auto n = static_cast<size_t>(image.channels);
+    std::vector<ChannelStats> stats(n);
+    for (size_t c = 0; c < n; ++c) {
+        float lo = image.pixels[c], hi = image.pixels[c];
+        for (size_t i = c; i < image.pixels.size(); i += n) {
+            lo = std::min(lo, image.pixels[i]);
+            hi = std::max(hi, image.pixels[i]);
+        }
+        stats[c].min = lo;
+        stats[c].max = hi;
+        if (layout.normal_mode != NormalMode::none) continue;  // normal X and Y always stay in the pack
+        if (lo == hi) {
+            stats[c].constant = lo;
+            continue;
+        }
+        for (size_t e = 0; e < c; ++e) {
+            if (layout.channels[e].semantic != layout.channels[c].semantic || stats[e].constant || stats[e].same_as >= 0)
+                continue;
+            bool same = true;
+            for (size_t i = 0; same && i < image.texel_count(); ++i) same = image.pixels[i * n + c] == image.pixels[i * n + e];
+            if (same) {
+                stats[c].same_as = static_cast<int>(e);
+                break;
+            }
+        }
+    }
+    return stats;
+}
+
+Manifest inferred_manifest(const MaterialScan& scan) {
+    Manifest m;
+    m.name = scan.name;
+    for (size_t t = 0; t < scan.textures.size(); ++t) {
+        const TextureLayout& layout = scan.textures[t];
+        ManifestTexture mt;
+        mt.file = layout.file_name;
+        if (layout.name != stem_of(layout.file_name)) mt.name = layout.name;
+        const std::string label = layout.semantic_label();
+        const bool rgba_color = layout.channels.size() > 1 && layout.channels.back().semantic == Semantic::opacity &&
+                                is_color(layout.channels.front().semantic);
+        if (label == "packed" && !rgba_color) {
+            for (const auto& c : layout.channels) mt.channels.push_back(c.semantic);
+        } else {
+            mt.semantic = layout.channels.front().semantic;
+        }
+        mt.color_space = layout.color_space;
+        if (layout.normal_mode != NormalMode::none) mt.normal_convention = layout.normal_convention;
+        const auto& w = scan.files[t].loss_weights;
+        if (std::any_of(w.begin(), w.end(), [](float v) { return v != 1.0f; })) mt.loss_weights = w;
+        m.textures.push_back(mt);
+    }
+    return m;
+}
+
+Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& options) {
+    if (options.normal_mode == NormalMode::none)
+        return Status(StatusCode::invalid_argument, "normal mode must be xy or xyz");
+    if (options.max_mips == 0 || options.max_mips < -1)
+        return Status(StatusCode::invalid_argument,
+                      "max_mips must be -1 (full chain) or at least 1, got " + std::to_string(options.max_mips));
+    std::error_code ec;
+    const fs::file_status status = fs::status(input, ec);
+    if (!fs::exists(status)) return Status(StatusCode::io_error, input + ": no such folder or manifest file");
+
+    std::optional<Manifest> manifest;
+    fs::path folder;
+    std::string manifest_file;  // its name, when it lies in the material folder
+    if (fs::is_directory(status)) {
+        folder = fs::path(input);
+    } else if (fs::is_regular_file(status)) {
+        auto m = read_manifest(input);
+        if (!m.ok()) return m.status();
+        manifest = std::move(*m);
+        const fs::path base = fs::path(input).parent_path();
+        folder = manifest->folder.empty() ? base : base / manifest->folder;
+        if (folder.empty()) folder = ".";
+        if (fs::equivalent(fs::path(input).parent_path().empty() ? fs::path(".") : fs::path(input).parent_path(),
+                           folder, ec))
+            manifest_file = fs::path(input).filename().string();
+        if (!fs::is_directory(folder, ec))
+            return Status(StatusCode::io_error, input + ": folder '" + folder.string() + "' does not exist");
+    } else {
+        return Status(StatusCode::io_error, input + ": not a folder or a manifest file");
+    }
+
+    Discovery d;
+    MaterialScan& scan = d.scan;
+    scan.source_folder = folder.string();
+    const fs::path normal_folder = folder.lexically_normal();
+    scan.name = manifest && !manifest->name.empty()
+                    ? manifest->name
+                    : (normal_folder.has_filename() ? normal_folder.filename() : normal_folder.parent_path().filename())
+                          .string();
+    if (scan.name.empty() || scan.name == ".") scan.name = fs::absolute(folder, ec).lexically_normal().filename().string();
+
+    std::vector<std::string> entries;
+    fs::directory_iterator it(folder, ec);
+    if (ec) return Status(StatusCode::io_error, folder.string() + ": cannot list folder: " + ec.message());
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+        if (ec) return Status(StatusCode::io_error, folder.string() + ": cannot list folder: " + ec.message());
+        entries.push_back(it->path().filename().string());
+    }
+    std::sort(entries.begin(), entries.end());
+
+    std::map<std::string, const ManifestTexture*> listed;
+    if (manifest)
+        for (const auto& t : manifest->textures) listed[t.file] = &t;
+    std::vector<Candidate> candidates;
+    for (const std::string& e : entries) {
+        if (listed.count(e)) {
+            const ManifestTexture& t = *listed[e];
+            Candidate c{e, "manifest", t.semantic, t.channels, t.normal_convention, t.color_space, t.name, t.loss_weights};
+            candidates.push_back(c);
+            continue;
+        }
+        auto ignore = [&](const std::string& reason) { scan.ignored_files.emplace_back(e, reason); };
+        if (!manifest_file.empty() && e == manifest_file) {
+            ignore("the manifest");
+        } else if (e[0] == '.') {
+            ignore("hidden file");
+        } else if (fs::is_directory(folder / e, ec)) {
+            ignore("a folder (sub-folders are not searched)");
+        } else if (manifest && !manifest->guess_unlisted) {
+            ignore("not listed in the manifest");
+        } else if (image_format_from_file_name(e).empty()) {
+            ignore("not an image file");
+        } else if (auto match = match_file_name(e)) {
+            Candidate c;
+            c.file = e;
+            c.reason = "name: " + match->keyword;
+            if (match->packed())
+                c.channels = match->packed_channels;
+            else
+                c.semantic = match->semantic;
+            c.convention = match->convention;
+            candidates.push_back(c);
+        } else {
+            ignore("file name matches no map convention (list it in a manifest to use it)");
+        }
+    }
+    if (manifest) {
+        for (const auto& t : manifest->textures)
+            if (!std::binary_search(entries.begin(), entries.end(), t.file))
+                return Status(StatusCode::io_error, input + ": lists '" + t.file + "', which is not in " + folder.string());
+    }
+    if (candidates.empty())
+        return Status(StatusCode::not_recognized,
+                      folder.string() + (entries.empty() ? ": folder is empty"
+                                                         : ": no texture maps recognised among " +
+                                                               std::to_string(entries.size()) + " files"));
+
+    // Two files of one whole-map semantic are ambiguous, except an OpenGL + DirectX pair of normal maps.
+    std::map<Semantic, std::vector<size_t>> by_semantic;
+    for (size_t i = 0; i < candidates.size(); ++i)
+        if (candidates[i].semantic && *candidates[i].semantic != Semantic::other)
+            by_semantic[*candidates[i].semantic].push_back(i);
+    std::vector<size_t> dropped;
+    for (const auto& [semantic, list] : by_semantic) {
+        if (list.size() < 2) continue;
+        const Candidate& a = candidates[list[0]];
+        const Candidate& b = candidates[list[1]];
+        if (semantic == Semantic::normal && list.size() == 2 && a.convention && b.convention &&
+            *a.convention != *b.convention && a.reason != "manifest" && b.reason != "manifest") {
+            const size_t dx = *a.convention == NormalConvention::directx ? list[0] : list[1];
+            const size_t gl = dx == list[0] ? list[1] : list[0];
+            scan.ignored_files.emplace_back(candidates[dx].file,
+                                            "DirectX copy of the OpenGL normal map " + candidates[gl].file);
+            dropped.push_back(dx);
+            continue;
+        }
+        return Status(StatusCode::invalid_argument, folder.string() + ": both " + a.file + " and " + b.file +
+                                                        " are " + to_string(semantic) +
+                                                        " maps; remove one or say which is which in a manifest");
+    }
+    for (size_t k = dropped.size(); k-- > 0;) candidates.erase(candidates.begin() + static_cast<long>(dropped[k]));
+    std::sort(dropped.begin(), dropped.end());
+
+    // Read every file; build its layout.
+    std::vector<AllocationInput> inputs;
+    std::vector<TextureFileInfo> infos;
+    std::vector<Image> images;
+    std::map<std::string, std::string> names;  // texture name -> file
+    for (const Candidate& c : candidates) {
+        const std::string path = (folder / c.file).string();
+        auto file = read_image_file(path);
+        if (!file.ok()) return file.status();
+        auto semantics = channel_semantics(c, file->image.channels, input);
+        if (!semantics.ok()) return semantics.status();
+        AllocationInput in;
+        TextureLayout& layout = in.layout;
+        layout.name = c.name.empty() ? stem_of(c.file) : c.name;
+        if (names.count(layout.name))
+            return Status(StatusCode::invalid_argument, folder.string() + ": " + names[layout.name] + " and " + c.file +
+                                                            " would both be texture '" + layout.name + "'");
+        names[layout.name] = c.file;
+        layout.file_name = c.file;
+        layout.file_format = file->format;
+        layout.sample_type = file->image.sample_type;
+        layout.color_space = choose_color_space(c, *semantics, *file);
+        layout.normal_convention = c.convention.value_or(NormalConvention::opengl);
+        layout.normal_mode = semantics->front() == Semantic::normal && semantics->size() == 3 &&
+                                     std::all_of(semantics->begin(), semantics->end(),
+                                                 [](Semantic s) { return s == Semantic::normal; })
+                                 ? options.normal_mode
+                                 : NormalMode::none;
+        for (Semantic s : *semantics) {
+            ChannelSource source;
+            source.semantic = s;
+            layout.channels.push_back(source);
+        }
+        layout.source_sha256 = file->sha256;
+        const auto n = static_cast<size_t>(file->image.channels);
+        if (c.loss_weights.size() > 1 && c.loss_weights.size() != n)
+            return Status(StatusCode::invalid_argument, input + ": " + c.file + ": loss_weight has " +
+                                                            std::to_string(c.loss_weights.size()) +
+                                                            " entries, the file has " + std::to_string(n) + " channels");
+        in.loss_weights = c.loss_weights.size() == n ? c.loss_weights
+                                                    : std::vector<float>(n, c.loss_weights.empty() ? 1.0f : c.loss_weights[0]);
+        TextureFileInfo info;
+        info.path = path;
+        info.width = file->image.width;
+        info.height = file->image.height;
+        info.channels = file->image.channels;
+        info.reason = c.reason;
+        info.loss_weights = in.loss_weights;
+        inputs.push_back(std::move(in));
+        infos.push_back(info);
+        images.push_back(std::move(file->image));
+    }
+
+    // One size for all maps: the largest; others are an error unless resampling was asked for.
+    size_t largest = 0;
+    for (size_t i = 1; i < images.size(); ++i)
+        if (images[i].texel_count() > images[largest].texel_count()) largest = i;
+    scan.width = images[largest].width;
+    scan.height = images[largest].height;
+    for (size_t i = 0; i < images.size(); ++i) {
+        if (images[i].width == scan.width && images[i].height == scan.height) continue;
+        const std::string sizes = inputs[i].layout.file_name + " is " + std::to_string(images[i].width) + "x" +
+                                  std::to_string(images[i].height) + ", " + inputs[largest].layout.file_name + " is " +
+                                  std::to_string(scan.width) + "x" + std::to_string(scan.height);
+        if (!options.resample_mismatched)
+            return Status(StatusCode::invalid_argument,
+                          folder.string() + ": maps differ in size (" + sizes + "); resize them or ask for resampling");
+        images[i] = resample(images[i], scan.width, scan.height);
+        scan.warnings.push_back(sizes + ": resampled (bilinear) to " + std::to_string(scan.width) + "x" +
+                                std::to_string(scan.height) + "; decoded files are written at that size");
+    }
+    for (size_t i = 0; i < images.size(); ++i) inputs[i].stats = measure(images[i], inputs[i].layout);
+
+    // A semantic held by several files (an ARM map next to its own roughness map) costs a channel each.
+    std::map<Semantic, std::vector<std::string>> holders;
+    for (const auto& in : inputs) {
+        std::vector<Semantic> seen;
+        for (const auto& c : in.layout.channels)
+            if (c.semantic != Semantic::other && std::find(seen.begin(), seen.end(), c.semantic) == seen.end()) {
+                seen.push_back(c.semantic);
+                holders[c.semantic].push_back(in.layout.file_name);
+            }
+    }
+    for (const auto& [semantic, files] : holders)
+        if (files.size() > 1)
+            scan.warnings.push_back(std::string(to_string(semantic)) + " is in " + files[0] + " and " + files[1] +
+                                    "; both are kept and cost a pack channel each");
+
+    // Order textures by semantic, then file name, and allocate.
+    std::vector<size_t> order(inputs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return priority(inputs[a].layout.channels.front().semantic) < priority(inputs[b].layout.channels.front().semantic);
+    });
+    std::vector<AllocationInput> sorted;
+    for (size_t i : order) {
+        sorted.push_back(std::move(inputs[i]));
+        scan.files.push_back(infos[i]);
+        d.images.push_back(std::move(images[i]));
+    }
+    auto channels = allocate_channels(sorted, options.gloss_to_roughness);
+    if (!channels.ok()) return channels.status().with_context(folder.string());
+    scan.channels = std::move(*channels);
+    for (auto& in : sorted) scan.textures.push_back(std::move(in.layout));
+
+    const int full = static_cast<int>(std::floor(std::log2(std::max(scan.width, scan.height)))) + 1;
+    scan.mip_count = options.max_mips < 0 ? full : std::min(options.max_mips, full);
+    scan.manifest = inferred_manifest(scan);
+    return d;
+}
+
+// spec 8.7 in reverse: a texture's channel value as a normalised pack-channel value.
+float to_pack_value(float v, const ChannelSource& source, const PackChannel& channel) {
+    const float value = source.invert ? 1.0f - v : v;
+    return (value - channel.lo) / (channel.hi - channel.lo);
+}
+
+}  // namespace
+
+Result<MaterialScan> scan_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options) {
+    auto d = discover(folder_or_manifest, options);
+    if (!d.ok()) return d.status();
+    return std::move(d->scan);
+}
+
+Result<Material> load_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options) {
+    auto d = discover(folder_or_manifest, options);
+    if (!d.ok()) return d.status();
+    MaterialScan& scan = d->scan;
+    Material m;
+    m.name = scan.name;
+    m.source_folder = scan.source_folder;
+    m.width = scan.width;
+    m.height = scan.height;
+    m.mip_count = scan.mip_count;
+    m.channels = scan.channels;
+    m.warnings = scan.warnings;
+    m.ignored_files = scan.ignored_files;
+
+    const size_t texels = static_cast<size_t>(m.width) * static_cast<size_t>(m.height);
+    std::vector<std::vector<float>> planes(m.channels.size());
+    std::vector<bool> filled(m.channels.size(), false);
+    // Normal maps are filtered as vectors: their X, Y, Z planes in [-1, 1] (Y in OpenGL convention).
+    struct NormalPlanes {
+        const TextureLayout* layout;
+        std::vector<float> x, y, z;
+    };
+    std::vector<NormalPlanes> normals;
+    for (size_t t = 0; t < scan.textures.size(); ++t) {
+        const TextureLayout& layout = scan.textures[t];
+        const Image& image = d->images[t];
+        const auto n = static_cast<size_t>(image.channels);
+        for (size_t c = 0; c < n; ++c) {
+            const ChannelSource& source = layout.channels[c];
+            if (source.kind != ChannelSource::Kind::pack || filled[static_cast<size_t>(source.pack_channel)]) continue;
+            const PackChannel& channel = m.channels[static_cast<size_t>(source.pack_channel)];
+            std::vector<float>& plane = planes[static_cast<size_t>(source.pack_channel)];
+            plane.resize(texels);
+            for (size_t i = 0; i < texels; ++i) plane[i] = to_pack_value(image.pixels[i * n + c], source, channel);
+            filled[static_cast<size_t>(source.pack_channel)] = true;
+        }
+        if (layout.normal_mode != NormalMode::none) {
+            NormalPlanes np{&layout, std::vector<float>(texels), std::vector<float>(texels), std::vector<float>(texels)};
+            const bool flip = layout.normal_convention == NormalConvention::directx;
+            for (size_t i = 0; i < texels; ++i) {
+                np.x[i] = 2 * image.pixels[i * 3] - 1;
+                np.y[i] = 2 * (flip ? 1 - image.pixels[i * 3 + 1] : image.pixels[i * 3 + 1]) - 1;
+                np.z[i] = 2 * image.pixels[i * 3 + 2] - 1;
+            }
+            normals.push_back(std::move(np));
+        }
+    }
+    d->images.clear();
+
+    std::vector<bool> is_normal(m.channels.size(), false);
+    for (const auto& np : normals)
+        for (const auto& c : np.layout->channels)
+            if (c.kind == ChannelSource::Kind::pack) is_normal[static_cast<size_t>(c.pack_channel)] = true;
+    m.mips.push_back(std::move(planes));
+    for (int level = 1; level < m.mip_count; ++level) {
+        const int w = std::max(1, m.width >> (level - 1)), h = std::max(1, m.height >> (level - 1));
+        const auto& prev = m.mips.back();
+        std::vector<std::vector<float>> next(m.channels.size());
+        for (size_t c = 0; c < m.channels.size(); ++c) {
+            if (is_normal[c]) continue;
+            next[c] = m.channels[c].color_space == ColorSpace::srgb ? downsample_srgb(prev[c], w, h)
+                                                                    : downsample_box(prev[c], w, h);
+        }
+        for (auto& np : normals) {
+            downsample_normals(&np.x, &np.y, &np.z, w, h);
+            const std::vector<float>* vectors[] = {&np.x, &np.y, &np.z};
+            for (size_t k = 0; k < 3; ++k) {
+                const ChannelSource& source = np.layout->channels[k];
+                if (source.kind != ChannelSource::Kind::pack) continue;
+                std::vector<float>& plane = next[static_cast<size_t>(source.pack_channel)];
+                plane.resize(vectors[k]->size());
+                for (size_t i = 0; i < plane.size(); ++i) plane[i] = (*vectors[k])[i] * 0.5f + 0.5f;
+            }
+        }
+        m.mips.push_back(std::move(next));
+    }
+    m.textures = std::move(scan.textures);
+    return m;
+}
+
+std::string texture_output_name(const TextureLayout& layout, int mip, const std::string& suffix,
+                                const std::string& format_override) {
+    const size_t dot = layout.file_name.rfind('.');
+    std::string extension = dot == std::string::npos ? "" : layout.file_name.substr(dot);
+    if (!format_override.empty()) {
+        static const std::pair<const char*, const char*> kExtensions[] = {
+            {"png", ".png"}, {"jpeg", ".jpg"}, {"jpg", ".jpg"}, {"tga", ".tga"},
+            {"exr", ".exr"}, {"tiff", ".tif"}, {"tif", ".tif"}};
+        extension = "." + format_override;
+        for (const auto& [format, ext] : kExtensions)
+            if (format_override == format) extension = ext;
+    }
+    return stem_of(layout.file_name) + suffix + (mip > 0 ? "_mip" + std::to_string(mip) : "") + extension;
+}
+
+Status write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded, int mip,
+                     const std::string& suffix, const std::string& format_override, bool overwrite) {
+    const std::string name = texture_output_name(layout, mip, suffix, format_override);
+    const std::string path = (fs::path(out_dir) / name).string();
+    if (mip < 0) return Status(StatusCode::invalid_argument, path + ": mip must be >= 0, got " + std::to_string(mip));
+    if (decoded.channels != static_cast<int>(layout.channels.size()))
+        return Status(StatusCode::invalid_argument, path + ": decoded image has " + std::to_string(decoded.channels) +
+                                                        " channels, texture '" + layout.name + "' has " +
+                                                        std::to_string(layout.channels.size()));
+    if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos || stem_of(name).empty())
+        return Status(StatusCode::invalid_argument, "'" + name + "': not a plain file name");
+    Image image = decoded;
+    image.sample_type = layout.sample_type;
+    // A colour map stored linear says so; data maps carry no tag, as their sources usually do not.
+    std::optional<ColorSpace> tag;
+    if (layout.color_space == ColorSpace::srgb) tag = ColorSpace::srgb;
+    if (layout.color_space == ColorSpace::linear &&
+        std::any_of(layout.channels.begin(), layout.channels.end(), [](const ChannelSource& c) { return is_color(c.semantic); }))
+        tag = ColorSpace::linear;
+    return write_image_tagged(path, image, format_override.empty() ? layout.file_format : format_override, overwrite,
+                              tag);
+}
+
+}  // namespace nmc

@@ -1,0 +1,90 @@
+// The material library's entry points: find the texture files of a material (by file name or manifest),
+// allocate their channels to pack channels, load them as normalised pack-channel planes with a mip chain, and
+// write decoded textures back with their source's names and formats. Libraries never print: warnings and
+// ignored files are returned.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/image.h"
+#include "core/status.h"
+#include "core/texture_layout.h"
+#include "material/channel_allocation.h"
+#include "material/image_io.h"
+#include "material/manifest.h"
+
+namespace nmc {
+
+// A loaded material: the layout of every source texture and its pack-channel planes.
+struct Material {
+    std::string name;           // folder name or manifest name
+    std::string source_folder;  // where the files were read from
+    int width = 0, height = 0, mip_count = 1;  // full chain by default: floor(log2(max(W,H)))+1
+    std::vector<TextureLayout> textures;        // channels mapped to pack channels, source_sha256 filled
+    std::vector<PackChannel> channels;          // 1..16
+    // Pack-channel planes per mip: mips[m][c] is a w_m*h_m float plane (row-major) of pack channel c in its
+    // normalised [0,1] value space (spec 8.7: (value - lo) / (hi - lo)), DirectX Y already inverted, normals
+    // as x*0.5+0.5. w_m = max(1, W >> m). Mips above 0 are generated (mip_chain.h): sources' own mips are
+    // not read.
+    std::vector<std::vector<std::vector<float>>> mips;
+    std::vector<std::string> warnings;
+    std::vector<std::pair<std::string, std::string>> ignored_files;  // file, reason
+};
+
+struct MaterialLoadOptions {
+    NormalMode normal_mode = NormalMode::xy;  // xy or xyz for every normal map
+    bool gloss_to_roughness = false;          // store glossiness maps as roughness = 1 - gloss
+    bool resample_mismatched = false;         // resample maps of other sizes to the largest (with a warning)
+    int max_mips = -1;                        // -1: full chain; else 1..full
+};
+
+// What scan_material() found about one texture file, beyond its layout.
+struct TextureFileInfo {
+    std::string path;      // folder + file name
+    int width = 0, height = 0;
+    int channels = 0;      // channels in the file
+    std::string reason;    // how it was recognised: "name: nor_gl", "manifest"
+    std::vector<float> loss_weights;  // one per file channel
+};
+
+// Discovery without pack-channel planes, for `nmc scan`: the same recognition, checks and channel allocation
+// as load_material(). (Constant and grey detection reads the pixels, so scanning decodes every file once.)
+struct MaterialScan {
+    std::string name;
+    std::string source_folder;
+    int width = 0, height = 0, mip_count = 1;
+    std::vector<TextureLayout> textures;  // as in Material
+    std::vector<TextureFileInfo> files;   // parallel to textures
+    std::vector<PackChannel> channels;
+    std::vector<std::string> warnings;
+    std::vector<std::pair<std::string, std::string>> ignored_files;  // file, reason
+    Manifest manifest;  // what was found as a manifest (replacing guessing), ready to edit
+};
+
+// Loads a material from a folder (maps recognised by file name) or a manifest file (.json). Failures, with
+// the file named in the message: io_error (missing folder or file, unreadable), not_recognized (no maps
+// recognised, not an image), corrupt (truncated image), limit_exceeded (a side outside 1..16384, more than
+// 16 pack channels), invalid_argument (two maps with one semantic, maps of different sizes without
+// resample_mismatched, a bad manifest, a map whose channel count does not fit its semantic),
+// backend_unavailable (a format this build cannot read). Writes nothing. Thread-safe.
+Result<Material> load_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options = {});
+
+// The discovery half of load_material(), with the same failures.
+Result<MaterialScan> scan_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options = {});
+
+// Writes one decoded texture (source-channel values as produced by spec 8.9, decoded.channels ==
+// layout.channels.size()) as out_dir/<file name>: layout.file_name with `suffix` inserted before the
+// extension and "_mip<N>" after it for mip > 0; the format is layout.file_format unless `format_override`
+// (png, exr, tga, jpeg, tiff) is given, which also replaces the extension. Samples are written as
+// layout.sample_type where the format allows it (write_image), with the layout's colour space recorded.
+// Refuses (io_error) to replace an existing file unless `overwrite`; writes atomically.
+Status write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded, int mip,
+                     const std::string& suffix, const std::string& format_override, bool overwrite);
+
+// The file name write_texture() writes to (no folder).
+std::string texture_output_name(const TextureLayout& layout, int mip, const std::string& suffix,
+                                const std::string& format_override);
+
+}  // namespace nmc
