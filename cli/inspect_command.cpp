@@ -1,0 +1,314 @@
+// nmc inspect: prints everything a pack holds (container, material, textures, latents, network, encoder
+// settings, stored quality) as readable text, or as one JSON object with --json.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "format/pack.h"
+
+namespace nmc::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct InspectOptions {
+    std::string path;
+    bool json = false;
+};
+
+const char* compression_name(int compression) { return compression == 1 ? "zstd" : "none"; }
+
+std::string hex32(uint32_t v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08x", v);
+    return buf;
+}
+
+// Figures derived from the pack, shared by the text and JSON views.
+struct Derived {
+    double bits_per_texel = 0;
+    uint64_t weight_bytes = 0;  // weights only, all layers
+};
+
+Derived derive(const Pack& pack, const ContainerInfo& container) {
+    Derived d;
+    const double texels = static_cast<double>(pack.material.width) * static_cast<double>(pack.material.height);
+    d.bits_per_texel = static_cast<double>(container.file_size) * 8.0 / texels;
+    for (const Layer& l : pack.network.layers) d.weight_bytes += l.weights.size();
+    return d;
+}
+
+uint64_t level_bytes(const LatentLevel& l, int feature_count) {
+    return (static_cast<uint64_t>(l.width) * static_cast<uint64_t>(l.height) * static_cast<uint64_t>(feature_count) *
+                static_cast<uint64_t>(l.bits) + 7) / 8;
+}
+
+std::string source_text(const ChannelSource& s) {
+    switch (s.kind) {
+        case ChannelSource::Kind::pack:
+            return "pack channel " + std::to_string(s.pack_channel) + (s.invert ? " (inverted)" : "");
+        case ChannelSource::Kind::constant: {
+            char buf[48];
+            std::snprintf(buf, sizeof buf, "constant %g", static_cast<double>(s.constant_value));
+            return buf;
+        }
+        case ChannelSource::Kind::normal_z: return "rebuilt normal Z";
+    }
+    return "unknown";
+}
+
+const char* source_kind_name(ChannelSource::Kind k) {
+    switch (k) {
+        case ChannelSource::Kind::pack: return "pack";
+        case ChannelSource::Kind::constant: return "constant";
+        case ChannelSource::Kind::normal_z: return "normal_z";
+    }
+    return "unknown";
+}
+
+std::string list_text(const std::vector<double>& values) {
+    std::string s;
+    for (const double v : values) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.2f", s.empty() ? "" : " ", v);
+        s += buf;
+    }
+    return s;
+}
+
+Json report_json(const std::string& path, const Pack& pack, const ContainerInfo& container) {
+    const Derived d = derive(pack, container);
+    Json j;
+    j["file"] = path;
+    j["file_size"] = container.file_size;
+    j["bits_per_texel"] = d.bits_per_texel;
+    j["format_version"] = std::to_string(container.version_major) + "." + std::to_string(container.version_minor);
+    Json sections = Json::array();
+    for (const SectionEntry& e : container.sections)
+        sections.push_back({{"fourcc", e.fourcc},
+                            {"required", e.required},
+                            {"compression", compression_name(e.compression)},
+                            {"offset", e.offset},
+                            {"stored_size", e.stored_size},
+                            {"raw_size", e.raw_size},
+                            {"stored_crc", hex32(e.stored_crc)},
+                            {"raw_crc", hex32(e.raw_crc)}});
+    j["sections"] = std::move(sections);
+    const MaterialInfo& m = pack.material;
+    Json mips = Json::array();
+    for (int mip = 0; mip < m.mip_count; ++mip) mips.push_back({{"width", m.mip_width(mip)}, {"height", m.mip_height(mip)}});
+    j["material"] = {{"name", m.name},         {"width", m.width},
+                     {"height", m.height},     {"mip_count", m.mip_count},
+                     {"address_mode", to_string(m.address_mode)}, {"mips", std::move(mips)}};
+    Json channels = Json::array();
+    for (const ChannelInfo& c : pack.channels)
+        channels.push_back({{"name", c.name}, {"range", {static_cast<double>(c.lo), static_cast<double>(c.hi)}}});
+    j["channels"] = std::move(channels);
+    Json textures = Json::array();
+    for (const TextureLayout& t : pack.textures) {
+        Json sources = Json::array();
+        for (const ChannelSource& s : t.channels) {
+            Json sj = {{"semantic", to_string(s.semantic)}, {"source", source_kind_name(s.kind)}};
+            if (s.kind == ChannelSource::Kind::pack) {
+                sj["pack_channel"] = s.pack_channel;
+                sj["invert"] = s.invert;
+            } else if (s.kind == ChannelSource::Kind::constant) {
+                sj["value"] = static_cast<double>(s.constant_value);
+            }
+            sources.push_back(std::move(sj));
+        }
+        textures.push_back({{"name", t.name},
+                            {"file_name", t.file_name},
+                            {"file_format", t.file_format},
+                            {"sample_type", to_string(t.sample_type)},
+                            {"color_space", to_string(t.color_space)},
+                            {"semantic", t.semantic_label()},
+                            {"normal_mode", to_string(t.normal_mode)},
+                            {"normal_convention", to_string(t.normal_convention)},
+                            {"source_sha256", t.source_sha256},
+                            {"channels", std::move(sources)}});
+    }
+    j["textures"] = std::move(textures);
+    Json levels = Json::array();
+    for (const LatentLevel& l : pack.latents.levels)
+        levels.push_back({{"width", l.width},
+                          {"height", l.height},
+                          {"bits", l.bits},
+                          {"range", {static_cast<double>(l.lo), static_cast<double>(l.hi)}},
+                          {"bytes", level_bytes(l, pack.latents.feature_count)}});
+    j["latents"] = {{"feature_count", pack.latents.feature_count},
+                    {"grid_scale", pack.latents.grid_scale},
+                    {"levels", std::move(levels)}};
+    Json layers = Json::array();
+    for (const Layer& l : pack.network.layers) {
+        Json scales = Json::array();
+        for (const float s : l.scales) scales.push_back(static_cast<double>(s));
+        layers.push_back({{"input_width", l.input_width},
+                          {"output_width", l.output_width},
+                          {"weight_type", to_string(l.weight_type)},
+                          {"weight_bytes", l.weights.size()},
+                          {"has_scale", l.has_scale()},
+                          {"scales", std::move(scales)}});
+    }
+    j["network"] = {{"activation", pack.network.activation},
+                    {"layer_count", pack.network.layers.size()},
+                    {"weight_bytes", d.weight_bytes},
+                    {"layers", std::move(layers)}};
+    const EncoderInfo& e = pack.encoder;
+    j["encoder"] = {{"tool", e.tool},         {"preset", e.preset},
+                    {"target_bpp", e.target_bpp}, {"steps", e.steps},
+                    {"seed", e.seed},         {"device", e.device},
+                    {"training_seconds", e.training_seconds}, {"source_folder", e.source_folder}};
+    const QualityReport& q = pack.quality;
+    if (q.present) {
+        Json per_texture = Json::array();
+        for (const TextureQuality& t : q.textures) {
+            Json tj = {{"texture", t.texture}, {"psnr_db", t.psnr_db}, {"channels", t.channels}, {"mips", t.mips}};
+            if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            per_texture.push_back(std::move(tj));
+        }
+        j["quality"] = {{"psnr_db", q.psnr_db},     {"bits_per_texel", q.bits_per_texel},
+                        {"psnr8_mip0_db", q.psnr8_mip0_db}, {"channels", q.channels},
+                        {"mips", q.mips},           {"textures", std::move(per_texture)}};
+    } else {
+        j["quality"] = nullptr;
+    }
+    return j;
+}
+
+void print_text(const std::string& path, const Pack& pack, const ContainerInfo& container, int verbosity) {
+    const Derived d = derive(pack, container);
+    const MaterialInfo& m = pack.material;
+    std::printf("pack           %s\n", path.c_str());
+    std::printf("file size      %llu bytes, %.4f bits per texel (%d x %d mip-0 texels)\n",
+                static_cast<unsigned long long>(container.file_size), d.bits_per_texel, m.width, m.height);
+    std::printf("format         %u.%u\n", container.version_major, container.version_minor);
+
+    std::printf("\nsections (%zu)\n", container.sections.size());
+    std::printf("  %-6s %-8s %-11s %10s %10s %10s %-10s %-10s\n", "fourcc", "required", "compression", "offset",
+                "stored", "raw", "stored_crc", "raw_crc");
+    for (const SectionEntry& e : container.sections)
+        std::printf("  %-6s %-8s %-11s %10llu %10llu %10llu %-10s %-10s\n", e.fourcc.c_str(), e.required ? "yes" : "no",
+                    compression_name(e.compression), static_cast<unsigned long long>(e.offset),
+                    static_cast<unsigned long long>(e.stored_size), static_cast<unsigned long long>(e.raw_size),
+                    hex32(e.stored_crc).c_str(), hex32(e.raw_crc).c_str());
+
+    std::printf("\nmaterial       %s\n", m.name.c_str());
+    std::printf("  size         %d x %d, %d mips:", m.width, m.height, m.mip_count);
+    for (int mip = 0; mip < m.mip_count; ++mip) std::printf(" %dx%d", m.mip_width(mip), m.mip_height(mip));
+    std::printf("\n  address mode %s\n", to_string(m.address_mode));
+
+    std::printf("\nchannels (%zu)\n", pack.channels.size());
+    for (size_t c = 0; c < pack.channels.size(); ++c)
+        std::printf("  %2zu  %-20s range [%g, %g]\n", c, pack.channels[c].name.c_str(),
+                    static_cast<double>(pack.channels[c].lo), static_cast<double>(pack.channels[c].hi));
+
+    std::printf("\ntextures (%zu)\n", pack.textures.size());
+    for (const TextureLayout& t : pack.textures) {
+        std::printf("  %s\n", t.name.c_str());
+        std::printf("    file       %s (%s, %s, %s)\n", t.file_name.c_str(), t.file_format.c_str(),
+                    to_string(t.sample_type), to_string(t.color_space));
+        std::printf("    semantic   %s\n", t.semantic_label().c_str());
+        if (t.normal_mode != NormalMode::none)
+            std::printf("    normal     mode %s, convention %s\n", to_string(t.normal_mode),
+                        to_string(t.normal_convention));
+        if (!t.source_sha256.empty()) std::printf("    sha256     %s\n", t.source_sha256.c_str());
+        for (size_t c = 0; c < t.channels.size(); ++c)
+            std::printf("    channel %zu  %-18s <- %s\n", c, to_string(t.channels[c].semantic),
+                        source_text(t.channels[c]).c_str());
+    }
+
+    const LatentGrids& g = pack.latents;
+    std::printf("\nlatents        %d features per texel, grid scale %d, %zu levels\n", g.feature_count, g.grid_scale,
+                g.levels.size());
+    std::printf("  %-5s %-11s %4s  %-22s %10s\n", "level", "size", "bits", "range", "bytes");
+    for (size_t k = 0; k < g.levels.size(); ++k) {
+        const LatentLevel& l = g.levels[k];
+        char size[32];
+        char range[48];
+        std::snprintf(size, sizeof size, "%d x %d", l.width, l.height);
+        std::snprintf(range, sizeof range, "[%g, %g]", static_cast<double>(l.lo), static_cast<double>(l.hi));
+        std::printf("  %-5zu %-11s %4d  %-22s %10llu\n", k, size, l.bits, range,
+                    static_cast<unsigned long long>(level_bytes(l, g.feature_count)));
+    }
+
+    const Network& n = pack.network;
+    std::printf("\nnetwork        %zu layers, activation %s, %llu weight bytes\n", n.layers.size(), n.activation.c_str(),
+                static_cast<unsigned long long>(d.weight_bytes));
+    for (size_t i = 0; i < n.layers.size(); ++i) {
+        const Layer& l = n.layers[i];
+        std::printf("  layer %zu      %3d -> %3d  %-4s  %6zu weight bytes", i, l.input_width, l.output_width,
+                    to_string(l.weight_type), l.weights.size());
+        if (!l.has_scale()) {
+            std::printf(", no scales\n");
+            continue;
+        }
+        const auto [lo, hi] = std::minmax_element(l.scales.begin(), l.scales.end());
+        std::printf(", scales %g .. %g\n", static_cast<double>(*lo), static_cast<double>(*hi));
+        if (verbosity >= 2) {
+            std::printf("    scales");
+            for (const float s : l.scales) std::printf(" %g", static_cast<double>(s));
+            std::printf("\n");
+        }
+    }
+
+    const EncoderInfo& e = pack.encoder;
+    std::printf("\nencoder        %s\n", e.tool.empty() ? "(unknown)" : e.tool.c_str());
+    std::printf("  preset %s, target %g bpp, %lld steps, seed %lld, device %s, %.1f s training\n",
+                e.preset.empty() ? "-" : e.preset.c_str(), e.target_bpp, static_cast<long long>(e.steps),
+                static_cast<long long>(e.seed), e.device.empty() ? "-" : e.device.c_str(), e.training_seconds);
+    if (!e.source_folder.empty()) std::printf("  source folder %s\n", e.source_folder.c_str());
+
+    const QualityReport& q = pack.quality;
+    if (!q.present) {
+        std::printf("\nquality        not stored\n");
+        return;
+    }
+    std::printf("\nquality        %.2f dB PSNR overall, %.2f dB psnr8 mip 0, %.4f bpp\n", q.psnr_db, q.psnr8_mip0_db,
+                q.bits_per_texel);
+    if (!q.channels.empty()) std::printf("  channels     %s\n", list_text(q.channels).c_str());
+    if (!q.mips.empty()) std::printf("  mips         %s\n", list_text(q.mips).c_str());
+    for (const TextureQuality& t : q.textures) {
+        std::printf("  %s: %.2f dB", t.texture.c_str(), t.psnr_db);
+        if (!t.channels.empty()) std::printf(", channels %s", list_text(t.channels).c_str());
+        if (!t.mips.empty()) std::printf(", mips %s", list_text(t.mips).c_str());
+        if (t.mean_angle_deg >= 0) std::printf(", mean angle %.2f deg", t.mean_angle_deg);
+        std::printf("\n");
+    }
+}
+
+int run_inspect(const InspectOptions& options, int verbosity) {
+    ContainerInfo container;
+    Result<Pack> pack = read_pack_file(options.path, &container);
+    if (!pack.ok()) {
+        print_error(pack.status());
+        return exit_code_for(pack.status());
+    }
+    if (options.json) {
+        std::printf("%s\n", report_json(options.path, *pack, container).dump(2).c_str());
+    } else {
+        print_text(options.path, *pack, container, verbosity);
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code) {
+    CLI::App* command = app.add_subcommand(
+        "inspect",
+        "Print everything an .nmc pack holds: size and bits per texel, sections, material, textures, latent grids, "
+        "network, encoder settings and stored quality");
+    auto options = std::make_shared<InspectOptions>();
+    command->add_option("PACK", options->path, "The .nmc pack to inspect")->required();
+    command->add_flag("--json", options->json, "Print the same facts as one JSON object on stdout");
+    command->callback([options, &globals, &exit_code] { exit_code = run_inspect(*options, globals.verbosity); });
+}
+
+}  // namespace nmc::cli

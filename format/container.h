@@ -1,0 +1,58 @@
+// The .nmc container (spec 3 and 4): header, section table, canonical layout, checksums and zstd. Knows
+// nothing of what the sections hold.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "format/pack.h"
+#include "format/problems.h"
+
+namespace nmc {
+
+// spec 3.1, 3.2, 9
+constexpr size_t kHeaderSize = 64;
+constexpr size_t kSectionEntrySize = 48;
+constexpr uint32_t kMaxSectionCount = 64;
+constexpr uint64_t kMaxFileSize = uint64_t{4} << 30;
+constexpr uint64_t kMaxSectionRawSize = uint64_t{1} << 30;
+constexpr uint64_t kMaxCompressionRatio = 64;
+constexpr uint64_t kMaxMetadataSize = uint64_t{1} << 20;  // META raw size
+constexpr uint8_t kMagic[8] = {0x89, 'N', 'M', 'C', 0x0D, 0x0A, 0x1A, 0x0A};
+
+enum class Compression { none = 0, zstd = 1 };
+
+// One section's raw (uncompressed) bytes, as handed to the container writer.
+struct SectionPayload {
+    std::string fourcc;  // four ASCII characters
+    bool required = true;
+    std::vector<uint8_t> raw;
+};
+
+// Lays the sections out canonically (spec 3.3) in the order given, compressing each with zstd where
+// `compress` is set and that makes it smaller without breaking the 64:1 ratio limit of spec 9.
+// Fails with invalid_argument for a bad fourcc or zstd level, limit_exceeded beyond spec 9.
+Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress,
+                                             int zstd_level);
+
+// One section of a parsed file. `raw` points into the file (uncompressed) or into `decompressed`.
+struct LoadedSection {
+    SectionEntry entry;
+    std::vector<uint8_t> decompressed;
+    const uint8_t* raw = nullptr;
+    bool usable = false;  // every check of spec 3 passed: raw holds entry.raw_size verified bytes
+};
+
+// Checks the header, table, layout, padding and every checksum (spec 3, 4 and the container rules of 10),
+// decompressing compressed sections. Records problems in `problems`; returns the sections that could be
+// loaded (all of them when no problem was found). Fills `info` once the header and table were read.
+std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, ContainerInfo& info,
+                                          ProblemList& problems);
+
+// "'META'", or a hex form for fourccs that are not printable ASCII, for messages.
+std::string quote_fourcc(const std::string& fourcc);
+
+}  // namespace nmc

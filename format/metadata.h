@@ -1,0 +1,39 @@
+// The META section (spec 5): the metadata of a Pack as JSON, and the rules its values must follow. The rules
+// are shared by the reader (after parsing) and the writer (before serialising).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "format/container.h"
+#include "format/pack.h"
+
+namespace nmc {
+
+// The parsed metadata: the Pack without latent codes and weights, and per layer whether it has scales
+// (spec 5.6 has_scale; a Pack expresses it by non-empty scales, which the WGHT section fills in).
+struct Metadata {
+    Pack pack;
+    std::vector<bool> layer_has_scale;
+};
+
+// Serialises the metadata of `pack` as compact JSON with a fixed key order and floats that round-trip.
+// Fails with invalid_argument for strings that are not valid UTF-8. Does not check the rules of spec 5.
+Result<std::string> metadata_to_json(const Pack& pack);
+
+// Parses META bytes: valid UTF-8 JSON, required keys present, every value of the right type (spec 5).
+// Fails with corrupt (or limit_exceeded for integers that do not fit 32 bits); messages name the key path.
+// Does not check value ranges: call check_metadata next.
+Result<Metadata> metadata_from_json(const uint8_t* data, size_t size);
+
+// Every value range and cross rule of spec 5 and 9 (sizes, counts, channel sources, normal modes, latent
+// level sizes, layer chain). corrupt for a broken rule, limit_exceeded beyond spec 9.
+Status check_metadata(const Pack& pack, const std::vector<bool>& layer_has_scale);
+
+// The has_scale flags a Pack's layers express by their scales.
+std::vector<bool> layer_has_scale(const Network& network);
+
+}  // namespace nmc

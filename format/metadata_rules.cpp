@@ -1,0 +1,230 @@
+// The value rules of spec 5 and the limits of spec 9 on a Pack's metadata, shared by reader and writer so
+// that the writer never produces a pack the reader rejects.
+#include <cmath>
+#include <set>
+
+#include "format/metadata.h"
+
+namespace nmc {
+namespace {
+
+// spec 9
+constexpr int kMaxDimension = 16384;
+constexpr int kMaxMipCount = 15;
+constexpr int kMaxChannels = 16;
+constexpr int kMaxTextures = 16;
+constexpr int kMaxTextureChannels = 4;
+constexpr int kMinLevels = 2;
+constexpr int kMaxLevels = 16;
+constexpr int kMaxFeatures = 16;
+constexpr int kMaxGridScale = 16;
+constexpr int kMinLayers = 2;
+constexpr int kMaxLayers = 8;
+constexpr int kMaxLayerWidth = 256;
+constexpr size_t kMaxNameBytes = 256;
+constexpr int kPositionalInputs = 13;  // spec 8.5: 12 positional-encoding values and the LOD input
+
+Status rule_error(const std::string& path, const std::string& what) {
+    return Status(StatusCode::corrupt, "section 'META': '" + path + "': " + what);
+}
+
+std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+// An integer in lo..hi: below is corrupt, above is a spec-9 limit.
+Status check_int(const std::string& path, int64_t value, int64_t lo, int64_t hi) {
+    if (value >= lo && value <= hi) return Status::success();
+    const std::string what = "expected " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
+                             std::to_string(value);
+    if (value > hi) return Status(StatusCode::limit_exceeded, "section 'META': '" + path + "': " + what);
+    return rule_error(path, what);
+}
+
+Status check_count(const std::string& path, size_t count, int lo, int hi) {
+    return check_int(path + " (count)", static_cast<int64_t>(count), lo, hi);
+}
+
+Status check_range(const std::string& path, float lo, float hi) {
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
+        return rule_error(path, "expected finite [lo, hi] with lo < hi, got [" + std::to_string(lo) + ", " +
+                                    std::to_string(hi) + "]");
+    return Status::success();
+}
+
+Status check_name(const std::string& path, const std::string& name) {
+    if (name.empty() || name.size() > kMaxNameBytes)
+        return rule_error(path, "expected 1.." + std::to_string(kMaxNameBytes) + " bytes, got " +
+                                    std::to_string(name.size()));
+    return Status::success();
+}
+
+// floor(log2(n)) + 1 for n >= 1: the longest mip chain of a side of n texels.
+int full_mip_count(int n) {
+    int count = 1;
+    while (n > 1) {
+        n >>= 1;
+        ++count;
+    }
+    return count;
+}
+
+// spec 5.2
+Status check_material(const MaterialInfo& m) {
+    NMC_RETURN_IF_ERROR(check_name("material.name", m.name));
+    NMC_RETURN_IF_ERROR(check_int("material.width", m.width, 1, kMaxDimension));
+    NMC_RETURN_IF_ERROR(check_int("material.height", m.height, 1, kMaxDimension));
+    const int max_mips = std::min(kMaxMipCount, full_mip_count(std::max(m.width, m.height)));
+    return check_int("material.mip_count", m.mip_count, 1, max_mips);
+}
+
+// spec 5.4: one texture's channel sources and normal-map shape.
+Status check_texture(const TextureLayout& t, const std::string& path, int channel_count) {
+    NMC_RETURN_IF_ERROR(check_name(path + ".name", t.name));
+    NMC_RETURN_IF_ERROR(check_name(path + ".file_name", t.file_name));
+    if (t.file_name.find_first_of("/\\") != std::string::npos || t.file_name.find("..") != std::string::npos)
+        return rule_error(path + ".file_name", "expected a file name without '/', '\\' or '..', got '" +
+                                                   t.file_name + "'");
+    NMC_RETURN_IF_ERROR(check_count(path + ".channels", t.channels.size(), 1, kMaxTextureChannels));
+    for (size_t c = 0; c < t.channels.size(); ++c) {
+        const ChannelSource& s = t.channels[c];
+        const std::string cpath = index_path(path + ".channels", c);
+        if (s.kind == ChannelSource::Kind::pack)
+            NMC_RETURN_IF_ERROR(check_int(cpath + ".pack_channel", s.pack_channel, 0, channel_count - 1));
+        if (s.kind == ChannelSource::Kind::constant && !std::isfinite(s.constant_value))
+            return rule_error(cpath + ".value", "expected a finite number");
+        const bool z_allowed = t.normal_mode == NormalMode::xy && c == 2;
+        if (s.kind == ChannelSource::Kind::normal_z && !z_allowed)
+            return rule_error(cpath + ".source", "'normal_z' is allowed only as the third channel of an 'xy' normal map");
+    }
+    if (t.normal_mode == NormalMode::none) return Status::success();
+    const bool xy = t.normal_mode == NormalMode::xy;
+    const std::string shape = xy ? "an 'xy' normal map has 3 channels: pack, pack, normal_z"
+                                 : "an 'xyz' normal map has 3 pack channels";
+    if (t.channels.size() != 3) return rule_error(path + ".channels", shape + ", got " + std::to_string(t.channels.size()));
+    for (size_t c = 0; c < 3; ++c) {
+        const ChannelSource::Kind expected = xy && c == 2 ? ChannelSource::Kind::normal_z : ChannelSource::Kind::pack;
+        if (t.channels[c].kind != expected) return rule_error(index_path(path + ".channels", c) + ".source", shape);
+    }
+    return Status::success();
+}
+
+// spec 5.4: who uses which pack channel.
+Status check_channel_use(const std::vector<TextureLayout>& textures, int channel_count) {
+    std::vector<int> normal_owner(static_cast<size_t>(channel_count), -1);
+    std::vector<int> users(static_cast<size_t>(channel_count), 0);
+    for (size_t i = 0; i < textures.size(); ++i) {
+        std::set<int> used;
+        for (const ChannelSource& s : textures[i].channels)
+            if (s.kind == ChannelSource::Kind::pack) used.insert(s.pack_channel);
+        for (const int c : used) {
+            ++users[static_cast<size_t>(c)];
+            if (textures[i].normal_mode != NormalMode::none) normal_owner[static_cast<size_t>(c)] = static_cast<int>(i);
+        }
+    }
+    for (int c = 0; c < channel_count; ++c) {
+        const auto ci = static_cast<size_t>(c);
+        if (users[ci] == 0)
+            return rule_error(index_path("channels", ci), "pack channel " + std::to_string(c) + " is used by no texture");
+        if (normal_owner[ci] >= 0 && users[ci] > 1)
+            return rule_error(index_path("textures", static_cast<size_t>(normal_owner[ci])),
+                              "pack channel " + std::to_string(c) +
+                                  " belongs to a normal map and must be used by no other texture");
+    }
+    return Status::success();
+}
+
+// spec 5.5
+Status check_latents(const LatentGrids& g, const MaterialInfo& m) {
+    NMC_RETURN_IF_ERROR(check_int("latents.feature_count", g.feature_count, 1, kMaxFeatures));
+    NMC_RETURN_IF_ERROR(check_int("latents.grid_scale", g.grid_scale, 1, kMaxGridScale));
+    NMC_RETURN_IF_ERROR(check_count("latents.levels", g.levels.size(), kMinLevels, kMaxLevels));
+    for (size_t k = 0; k < g.levels.size(); ++k) {
+        const LatentLevel& l = g.levels[k];
+        const std::string path = index_path("latents.levels", k);
+        const int level = static_cast<int>(k);
+        const int w = latent_level_size(m.width, g.grid_scale, level);
+        const int h = latent_level_size(m.height, g.grid_scale, level);
+        if (l.width != w || l.height != h)
+            return rule_error(path, "expected " + std::to_string(w) + " x " + std::to_string(h) + " latent texels, got " +
+                                        std::to_string(l.width) + " x " + std::to_string(l.height));
+        if (l.bits != 1 && l.bits != 2 && l.bits != 4 && l.bits != 8)
+            return rule_error(path + ".bits", "expected 1, 2, 4 or 8, got " + std::to_string(l.bits));
+        NMC_RETURN_IF_ERROR(check_range(path + ".range", l.lo, l.hi));
+    }
+    return Status::success();
+}
+
+// spec 5.6
+Status check_network(const Network& n, const std::vector<bool>& has_scale, int feature_count, int channel_count) {
+    if (n.activation != "hgelu_clamped")
+        return rule_error("network.activation", "expected 'hgelu_clamped', got '" + n.activation + "'");
+    NMC_RETURN_IF_ERROR(check_count("network.layers", n.layers.size(), kMinLayers, kMaxLayers));
+    for (size_t i = 0; i < n.layers.size(); ++i) {
+        const Layer& l = n.layers[i];
+        const std::string path = index_path("network.layers", i);
+        NMC_RETURN_IF_ERROR(check_int(path + ".input_width", l.input_width, 1, kMaxLayerWidth));
+        NMC_RETURN_IF_ERROR(check_int(path + ".output_width", l.output_width, 1, kMaxLayerWidth));
+        if (i == 0 && l.input_width < 2 * feature_count + kPositionalInputs)
+            return rule_error(path + ".input_width", "expected at least 2 * feature_count + 13 = " +
+                                                         std::to_string(2 * feature_count + kPositionalInputs) +
+                                                         ", got " + std::to_string(l.input_width));
+        if (i > 0 && l.input_width != n.layers[i - 1].output_width)
+            return rule_error(path + ".input_width", "expected the previous layer's output_width " +
+                                                         std::to_string(n.layers[i - 1].output_width) + ", got " +
+                                                         std::to_string(l.input_width));
+        if (i + 1 == n.layers.size() && l.output_width != channel_count)
+            return rule_error(path + ".output_width", "expected the pack channel count " + std::to_string(channel_count) +
+                                                          ", got " + std::to_string(l.output_width));
+        if (l.weight_type == WeightType::int8 && !has_scale[i])
+            return rule_error(path + ".has_scale", "an 'int8' layer must have scales");
+    }
+    return Status::success();
+}
+
+bool all_finite(const std::vector<double>& values) {
+    for (const double v : values)
+        if (!std::isfinite(v)) return false;
+    return true;
+}
+
+// spec 5.7, 5.8: informational values only need to be representable in JSON (finite numbers).
+Status check_info(const Pack& pack) {
+    const EncoderInfo& e = pack.encoder;
+    if (!std::isfinite(e.target_bpp) || !std::isfinite(e.training_seconds))
+        return rule_error("encoder", "numbers must be finite");
+    const QualityReport& q = pack.quality;
+    if (!q.present) return Status::success();
+    bool finite = std::isfinite(q.psnr_db) && std::isfinite(q.bits_per_texel) && std::isfinite(q.psnr8_mip0_db) &&
+                  all_finite(q.channels) && all_finite(q.mips);
+    std::set<std::string> names;
+    for (const TextureQuality& t : q.textures) {
+        finite = finite && std::isfinite(t.psnr_db) && std::isfinite(t.mean_angle_deg) && all_finite(t.channels) &&
+                 all_finite(t.mips);
+        if (!names.insert(t.texture).second) return rule_error("quality.textures", "'" + t.texture + "' appears twice");
+    }
+    if (!finite) return rule_error("quality", "numbers must be finite (write 99 for a lossless channel)");
+    return Status::success();
+}
+
+}  // namespace
+
+Status check_metadata(const Pack& pack, const std::vector<bool>& has_scale) {
+    NMC_RETURN_IF_ERROR(check_material(pack.material));
+    NMC_RETURN_IF_ERROR(check_count("channels", pack.channels.size(), 1, kMaxChannels));
+    for (size_t c = 0; c < pack.channels.size(); ++c)
+        NMC_RETURN_IF_ERROR(check_range(index_path("channels", c) + ".range", pack.channels[c].lo, pack.channels[c].hi));
+    const int channel_count = static_cast<int>(pack.channels.size());
+    NMC_RETURN_IF_ERROR(check_count("textures", pack.textures.size(), 1, kMaxTextures));
+    std::set<std::string> names;
+    for (size_t i = 0; i < pack.textures.size(); ++i) {
+        const std::string path = index_path("textures", i);
+        NMC_RETURN_IF_ERROR(check_texture(pack.textures[i], path, channel_count));
+        if (!names.insert(pack.textures[i].name).second)
+            return rule_error(path + ".name", "'" + pack.textures[i].name + "' is not unique");
+    }
+    NMC_RETURN_IF_ERROR(check_channel_use(pack.textures, channel_count));
+    NMC_RETURN_IF_ERROR(check_latents(pack.latents, pack.material));
+    NMC_RETURN_IF_ERROR(check_network(pack.network, has_scale, pack.latents.feature_count, channel_count));
+    return check_info(pack);
+}
+
+}  // namespace nmc

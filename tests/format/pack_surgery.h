@@ -1,0 +1,35 @@
+// Test helpers that build packs breaking exactly one rule while every checksum stays valid, so a test sees
+// the specific error for that rule rather than a checksum mismatch.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/container.h"
+
+namespace nmc::testing {
+
+// The golden pack's three raw sections.
+struct RawSections {
+    nlohmann::ordered_json meta;
+    std::vector<uint8_t> latn;
+    std::vector<uint8_t> wght;
+};
+RawSections sections_of(const Pack& pack);
+RawSections golden_sections();
+
+// A canonical, uncompressed container of META, LATN and WGHT (all required).
+std::vector<uint8_t> assemble(const RawSections& sections);
+std::vector<uint8_t> assemble(const std::vector<SectionPayload>& sections);
+std::vector<SectionPayload> payloads(const RawSections& sections);
+
+// Recomputes the section-table and header checksums after a test patched header or table bytes.
+void fix_checksums(std::vector<uint8_t>& bytes);
+
+// File offset of table entry `index` (spec 3.2).
+size_t entry_offset(size_t index);
+
+}  // namespace nmc::testing

@@ -1,0 +1,155 @@
+// Write -> read -> identical Pack, with and without zstd; determinism; the writer's own checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+#include "core/file_io.h"
+#include "core/number_formats.h"
+#include "tests/format/golden_pack.h"
+#include "tests/format/pack_equality.h"
+
+namespace nmc {
+namespace {
+
+Pack read_back(const std::vector<uint8_t>& bytes, ContainerInfo* info = nullptr) {
+    Result<Pack> pack = read_pack(bytes.data(), bytes.size(), info);
+    EXPECT_TRUE(pack.ok()) << pack.status().to_string();
+    return pack.ok() ? *pack : Pack{};
+}
+
+TEST(RoundTrip, UncompressedPackReadsBackIdentical) {
+    const Pack pack = testing::make_golden_pack();
+    WriteOptions options;
+    options.compress = false;
+    Result<std::vector<uint8_t>> bytes = write_pack(pack, options);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+    ContainerInfo info;
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(*bytes, &info)));
+    ASSERT_EQ(info.sections.size(), 3u);
+    for (const SectionEntry& e : info.sections) EXPECT_EQ(e.compression, 0) << e.fourcc;
+}
+
+TEST(RoundTrip, ZstdPackReadsBackIdenticalAndCompressesMetadata) {
+    const Pack pack = testing::make_golden_pack();
+    Result<std::vector<uint8_t>> bytes = write_pack(pack);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+    ContainerInfo info;
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(*bytes, &info)));
+    ASSERT_EQ(info.sections.size(), 3u);
+    EXPECT_EQ(info.sections[0].fourcc, "META");
+    EXPECT_EQ(info.sections[0].compression, 1);  // JSON text always shrinks
+    for (const SectionEntry& e : info.sections) {
+        if (e.compression == 1) {
+            EXPECT_LT(e.stored_size, e.raw_size) << e.fourcc;
+        }
+    }
+}
+
+TEST(RoundTrip, SameInputGivesSameBytes) {
+    const Pack pack = testing::make_golden_pack();
+    EXPECT_EQ(write_pack(pack).value(), write_pack(pack).value());
+}
+
+TEST(RoundTrip, FloatsAndOptionalPartsSurviveExactly) {
+    Pack pack = testing::make_golden_pack();
+    pack.channels[6].lo = 0.1f;
+    pack.channels[6].hi = std::nextafter(0.1f, 1.0f);  // adjacent floats: any printing loss would merge them
+    pack.latents.levels[0].lo = -0.0f;
+    pack.latents.levels[0].hi = 1e-40f;  // a float subnormal
+    pack.textures[2].channels[0].constant_value = 3.4028235e38f;
+    pack.encoder.target_bpp = 0.1 + 0.2;
+    pack.quality = QualityReport{};  // no quality stored
+    pack.material.address_mode = AddressMode::clamp;
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(write_pack(pack).value())));
+}
+
+TEST(RoundTrip, HighlyCompressibleSectionStaysWithinTheRatioLimit) {
+    // All-zero latents compress far beyond 64:1; the writer must store them raw so that the reader (which
+    // rejects raw_size > 64 x stored_size, spec 9) accepts the pack.
+    Pack pack = testing::make_golden_pack();
+    pack.material.width = pack.material.height = 1024;
+    pack.latents.feature_count = 8;
+    pack.network.layers[0].input_width = 32;
+    for (size_t k = 0; k < pack.latents.levels.size(); ++k) {
+        LatentLevel& l = pack.latents.levels[k];
+        l.width = latent_level_size(1024, pack.latents.grid_scale, static_cast<int>(k));
+        l.height = l.width;
+        l.codes.assign(static_cast<size_t>(l.width * l.height * pack.latents.feature_count), 0);
+    }
+    WriteOptions options;
+    options.zstd_level = 1;
+    Result<std::vector<uint8_t>> bytes = write_pack(pack, options);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+    ContainerInfo info;
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(*bytes, &info)));
+    EXPECT_EQ(info.sections[1].fourcc, "LATN");
+    EXPECT_EQ(info.sections[1].compression, 0);
+}
+
+// The writer applies the reader's rules: each of these Packs would be rejected, so none is written.
+TEST(Writer, RefusesPacksTheReaderWouldReject) {
+    struct Case {
+        const char* fragment;
+        void (*breaks)(Pack&);
+    };
+    const Case cases[] = {
+        {"material.width", [](Pack& p) { p.material.width = 0; }},
+        {"E4M3 NaN", [](Pack& p) { p.network.layers[0].weights[3] = 0xFF; }},
+        {"Int8 -128", [](Pack& p) { p.network.layers[2].weights[0] = 0x80; }},
+        {"scale 1 is not finite", [](Pack& p) { p.network.layers[1].scales[1] = INFINITY; }},
+        {"bias 0 is not finite", [](Pack& p) { p.network.layers[1].biases[0] = 0x7C00; }},
+        {"beyond 1 bits", [](Pack& p) { p.latents.levels[2].codes[5] = 2; }},
+        {"codes", [](Pack& p) { p.latents.levels[0].codes.pop_back(); }},
+        {"must have scales", [](Pack& p) { p.network.layers[2].scales.clear(); }},
+        {"expected 256 weights", [](Pack& p) { p.network.layers[1].weights.push_back(0); }},
+        {"not unique", [](Pack& p) { p.textures[1].name = p.textures[0].name; }},
+        {"quality", [](Pack& p) { p.quality.mips[0] = INFINITY; }},
+    };
+    for (const Case& c : cases) {
+        Pack pack = testing::make_golden_pack();
+        c.breaks(pack);
+        Result<std::vector<uint8_t>> bytes = write_pack(pack);
+        ASSERT_FALSE(bytes.ok()) << c.fragment;
+        EXPECT_EQ(bytes.status().code(), StatusCode::invalid_argument) << c.fragment;
+        EXPECT_NE(bytes.status().message().find(c.fragment), std::string::npos) << bytes.status().message();
+    }
+}
+
+TEST(Writer, RefusesInvalidUtf8AndBadZstdLevel) {
+    Pack pack = testing::make_golden_pack();
+    pack.encoder.device = "\xC3\x28";
+    EXPECT_EQ(write_pack(pack).status().code(), StatusCode::invalid_argument);
+    WriteOptions options;
+    options.zstd_level = 1000;
+    EXPECT_EQ(write_pack(testing::make_golden_pack(), options).status().code(), StatusCode::invalid_argument);
+}
+
+TEST(Writer, FileWriteRefusesToOverwriteWhenAsked) {
+    const std::string path = ::testing::TempDir() + "/round_trip_" + std::to_string(::getpid()) + ".nmc";
+    const Pack pack = testing::make_golden_pack();
+    ASSERT_TRUE(write_pack_file(path, pack).ok());
+    EXPECT_EQ(write_pack_file(path, pack, {}, false).code(), StatusCode::io_error);
+    Result<Pack> back = read_pack_file(path);
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    EXPECT_TRUE(testing::expect_same_pack(pack, *back));
+    std::remove(path.c_str());
+}
+
+TEST(Reader, FileErrorsNameThePath) {
+    Result<Pack> missing = read_pack_file("/nonexistent/x.nmc");
+    EXPECT_EQ(missing.status().code(), StatusCode::io_error);
+    EXPECT_NE(missing.status().message().find("/nonexistent/x.nmc"), std::string::npos);
+}
+
+TEST(LatentLevelSize, FollowsSpec55) {
+    EXPECT_EQ(latent_level_size(32, 2, 0), 16);
+    EXPECT_EQ(latent_level_size(33, 2, 0), 17);  // ceil
+    EXPECT_EQ(latent_level_size(16, 2, 4), 1);   // max(1, ...)
+    EXPECT_EQ(latent_level_size(16384, 16, 15), 1);
+    EXPECT_EQ(latent_level_size(1000, 3, 2), 84);
+}
+
+}  // namespace
+}  // namespace nmc
