@@ -64,8 +64,22 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*by
     if (spec.depth > 1) return Status(StatusCode::not_recognized, path + ": volume images are not supported");
     Decoded out;
     out.image = Image(spec.width, spec.height, spec.nchannels, sample_type_of(spec.format));
-    if (!input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::FLOAT, out.image.pixels.data()))
-        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + input->geterror());
+    // Integer samples are read as codes and divided here: OIIO's own conversion multiplies by 1/255, which
+    // differs from code / 255 in the last bit, and both backends must give identical values.
+    const SampleType type = out.image.sample_type;
+    const bool is_integer = type == SampleType::uint8 || type == SampleType::uint16;
+    std::vector<uint16_t> codes(is_integer ? out.image.pixels.size() : 0);
+    const bool read = is_integer ? input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16, codes.data())
+                                 : input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::FLOAT,
+                                                     out.image.pixels.data());
+    if (!read) return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + input->geterror());
+    if (is_integer) {
+        // An 8-bit code c arrives as c * 257 in UINT16.
+        const float scale = type == SampleType::uint8 ? 255.0f : 65535.0f;
+        const uint16_t divisor = type == SampleType::uint8 ? 257 : 1;
+        for (size_t i = 0; i < codes.size(); ++i)
+            out.image.pixels[i] = static_cast<float>(codes[i] / divisor) / scale;
+    }
     out.declared_color_space = declared_color_space(spec, format);
     input->close();
     return out;

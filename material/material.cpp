@@ -373,11 +373,13 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
     std::map<Semantic, std::vector<std::string>> holders;
     for (const auto& in : inputs) {
         std::vector<Semantic> seen;
-        for (const auto& c : in.layout.channels)
-            if (c.semantic != Semantic::other && std::find(seen.begin(), seen.end(), c.semantic) == seen.end()) {
-                seen.push_back(c.semantic);
-                holders[c.semantic].push_back(in.layout.file_name);
+        for (size_t i = 0; i < in.layout.channels.size(); ++i) {
+            const Semantic s = in.layout.channels[i].semantic;
+            if (s != Semantic::other && !in.stats[i].constant && std::find(seen.begin(), seen.end(), s) == seen.end()) {
+                seen.push_back(s);
+                holders[s].push_back(in.layout.file_name);
             }
+        }
     }
     for (const auto& [semantic, files] : holders)
         if (files.size() > 1)

@@ -1,0 +1,193 @@
+// Channel allocation and colour spaces on small synthetic materials, and one real load (the demo material).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support.h"
+
+namespace nmc {
+namespace {
+
+std::vector<std::string> names_of(const std::vector<PackChannel>& channels) {
+    std::vector<std::string> out;
+    for (const auto& c : channels) out.push_back(c.name);
+    return out;
+}
+
+const TextureLayout& texture(const Material& m, const std::string& file) {
+    for (const auto& t : m.textures)
+        if (t.file_name == file) return t;
+    ADD_FAILURE() << "no texture " << file;
+    return m.textures.front();
+}
+
+TEST(Channels, GreyAsRgbConstantAndOrm) {
+    test::TempDir dir;
+    test::write_png(dir.file("s_diff.png"), test::make_image(4, 4, 3, test::code));
+    test::write_png(dir.file("s_rough.png"), test::make_image(4, 4, 3, [](int x, int y, int) { return test::code(x, y, 0); }));
+    test::write_png(dir.file("s_metal.png"), test::make_image(4, 4, 1, [](int, int, int) { return 1.0f; }));
+    // ORM whose metalness (B) is constant 0: AO and roughness cost a channel each, metalness none.
+    test::write_png(dir.file("s_orm.png"), test::make_image(4, 4, 3, [](int x, int y, int c) {
+                        return c == 2 ? 0.0f : test::code(x, y, c + 1);
+                    }));
+    auto m = load_material(dir.path());
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(names_of(m->channels), (std::vector<std::string>{"albedo.r", "albedo.g", "albedo.b", "roughness",
+                                                               "ambient_occlusion", "s_orm.roughness"}));
+    const TextureLayout& rough = texture(*m, "s_rough.png");
+    for (const auto& c : rough.channels) {
+        EXPECT_EQ(c.kind, ChannelSource::Kind::pack);
+        EXPECT_EQ(c.pack_channel, 3);
+    }
+    const TextureLayout& metal = texture(*m, "s_metal.png");
+    EXPECT_EQ(metal.channels[0].kind, ChannelSource::Kind::constant);
+    EXPECT_EQ(metal.channels[0].constant_value, 1.0f);
+    const TextureLayout& orm = texture(*m, "s_orm.png");
+    EXPECT_EQ(orm.semantic_label(), "packed");
+    EXPECT_EQ(orm.channels[0].semantic, Semantic::ambient_occlusion);
+    EXPECT_EQ(orm.channels[0].pack_channel, 4);
+    EXPECT_EQ(orm.channels[1].semantic, Semantic::roughness);
+    EXPECT_EQ(orm.channels[1].pack_channel, 5);
+    EXPECT_EQ(orm.channels[2].kind, ChannelSource::Kind::constant);
+    EXPECT_EQ(orm.channels[2].constant_value, 0.0f);
+    // Two files hold roughness: kept, with a warning.
+    ASSERT_EQ(m->warnings.size(), 1u);
+    EXPECT_NE(m->warnings[0].find("roughness is in"), std::string::npos) << m->warnings[0];
+    // Planes hold the file's values.
+    EXPECT_FLOAT_EQ(m->mips[0][3][1 * 4 + 2], test::code(2, 1, 0));
+    EXPECT_FLOAT_EQ(m->mips[0][4][1 * 4 + 2], test::code(2, 1, 1));
+    EXPECT_EQ(m->mip_count, 3);
+    EXPECT_EQ(m->textures[0].source_sha256.size(), 64u);
+}
+
+TEST(Channels, DirectXNormalStoredAsOpenGlXy) {
+    test::TempDir dir;
+    const auto normal = [](int x, int y, int c) { return c == 2 ? 1.0f : test::code(x, y, c); };
+    test::write_png(dir.file("w_normaldx.png"), test::make_image(4, 4, 3, normal));
+    auto m = load_material(dir.path());
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(names_of(m->channels), (std::vector<std::string>{"normal.x", "normal.y"}));
+    const TextureLayout& t = m->textures[0];
+    EXPECT_EQ(t.normal_mode, NormalMode::xy);
+    EXPECT_EQ(t.normal_convention, NormalConvention::directx);
+    EXPECT_TRUE(t.channels[1].invert);
+    EXPECT_EQ(t.channels[2].kind, ChannelSource::Kind::normal_z);
+    EXPECT_FLOAT_EQ(m->mips[0][0][5], test::code(1, 1, 0));
+    EXPECT_FLOAT_EQ(m->mips[0][1][5], 1.0f - test::code(1, 1, 1));
+
+    MaterialLoadOptions xyz;
+    xyz.normal_mode = NormalMode::xyz;
+    auto m3 = load_material(dir.path(), xyz);
+    ASSERT_TRUE(m3.ok()) << m3.status().to_string();
+    EXPECT_EQ(names_of(m3->channels), (std::vector<std::string>{"normal.x", "normal.y", "normal.z"}));
+    EXPECT_EQ(m3->textures[0].channels[2].kind, ChannelSource::Kind::pack);
+}
+
+TEST(Channels, RgbaAlbedoAlphaIsOpacityAndGlossCanBecomeRoughness) {
+    test::TempDir dir;
+    test::write_png(dir.file("leaf_albedo.png"), test::make_image(4, 4, 4, test::code));
+    test::write_png(dir.file("leaf_gloss.png"), test::make_image(4, 4, 1, test::code));
+    auto kept = load_material(dir.path());
+    ASSERT_TRUE(kept.ok()) << kept.status().to_string();
+    EXPECT_EQ(names_of(kept->channels),
+              (std::vector<std::string>{"albedo.r", "albedo.g", "albedo.b", "opacity", "glossiness"}));
+    EXPECT_EQ(kept->channels[3].color_space, ColorSpace::linear);  // alpha is not colour
+    EXPECT_EQ(kept->channels[0].color_space, ColorSpace::srgb);
+
+    MaterialLoadOptions options;
+    options.gloss_to_roughness = true;
+    auto rough = load_material(dir.path(), options);
+    ASSERT_TRUE(rough.ok()) << rough.status().to_string();
+    EXPECT_EQ(rough->channels[4].name, "roughness");
+    const TextureLayout& gloss = texture(*rough, "leaf_gloss.png");
+    EXPECT_EQ(gloss.channels[0].semantic, Semantic::glossiness);
+    EXPECT_TRUE(gloss.channels[0].invert);
+    EXPECT_FLOAT_EQ(rough->mips[0][4][6], 1.0f - test::code(2, 1, 0));
+}
+
+TEST(Channels, MoreThanSixteenSaysWhatToDrop) {
+    test::TempDir dir;
+    // 3 + 2 + 4 x 3 channels (RGB data maps whose channels differ) = 17.
+    test::write_png(dir.file("m_diff.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file("m_nor.png"), test::make_image(2, 2, 3, test::code));
+    for (const char* name : {"m_rough.png", "m_metal.png", "m_ao.png", "m_height.png"})
+        test::write_png(dir.file(name), test::make_image(2, 2, 3, test::code));
+    auto m = scan_material(dir.path());
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::limit_exceeded);
+    const std::string& msg = m.status().message();
+    EXPECT_NE(msg.find("needs 17 pack channels, the limit is 16"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("m_height.png 3"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("drop m_height.png"), std::string::npos) << msg;
+}
+
+TEST(Channels, ColorSpacesFollowSemanticsMetadataAndManifest) {
+    test::TempDir dir;
+    test::write_png(dir.file("c_basecolor.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file("c_emissive.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file("c_roughness.png"), test::make_image(2, 2, 1, test::code));
+    // A colour map that declares itself linear (PNG gAMA 1.0) stays linear.
+    ASSERT_TRUE(write_image_tagged(dir.file("c_specular.png"), test::make_image(2, 2, 3, test::code), "png", false,
+                                   ColorSpace::linear)
+                    .ok());
+    auto m = scan_material(dir.path());
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    for (const auto& t : m->textures) {
+        const ColorSpace want = t.file_name == "c_basecolor.png" || t.file_name == "c_emissive.png" ? ColorSpace::srgb
+                                                                                                   : ColorSpace::linear;
+        EXPECT_EQ(t.color_space, want) << t.file_name;
+    }
+    test::write_text(dir.file("m.json"), R"({"guess_unlisted": true, "textures": [
+        {"file": "c_basecolor.png", "semantic": "albedo", "color_space": "linear", "loss_weight": 3}]})");
+    auto over = scan_material(dir.file("m.json"));
+    ASSERT_TRUE(over.ok()) << over.status().to_string();
+    EXPECT_EQ(over->textures[0].file_name, "c_basecolor.png");
+    EXPECT_EQ(over->textures[0].color_space, ColorSpace::linear);
+    EXPECT_EQ(over->channels[0].loss_weight, 3.0f);
+    EXPECT_EQ(over->channels[3].loss_weight, 1.0f);
+}
+
+TEST(Channels, FloatSourcesKeepTheirRange) {
+    if (!image_format_supported("exr")) {
+        test::TempDir dir;
+        EXPECT_EQ(write_image(dir.file("h_height.exr"), Image(2, 2, 1, SampleType::float32), "exr", false).code(),
+                  StatusCode::backend_unavailable);
+        return;
+    }
+    test::TempDir dir;
+    ASSERT_TRUE(write_image(dir.file("h_height.exr"),
+                            test::make_image(2, 2, 1, [](int x, int y, int) { return -2.0f + 3.0f * (x + 2 * y); },
+                                             SampleType::float32),
+                            "exr", false)
+                    .ok());
+    auto m = load_material(dir.path());
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(m->textures[0].sample_type, SampleType::float32);
+    EXPECT_EQ(m->channels[0].lo, -2.0f);
+    EXPECT_EQ(m->channels[0].hi, 7.0f);
+    EXPECT_FLOAT_EQ(m->mips[0][0][3], 1.0f);  // 7 -> (7 - -2) / 9
+    EXPECT_FLOAT_EQ(m->mips[0][0][0], 0.0f);
+}
+
+// The one real load: the bundled 512x512 demo material.
+TEST(Channels, DemoMaterialLoads) {
+    auto m = load_material(std::string(NMC_SOURCE_DIR) + "/data/demo/gltf_flighthelmet_leather_512");
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(m->name, "gltf_flighthelmet_leather_512");
+    EXPECT_EQ(m->width, 512);
+    EXPECT_EQ(m->height, 512);
+    EXPECT_EQ(m->mip_count, 10);
+    ASSERT_EQ(m->textures.size(), 3u);
+    EXPECT_EQ(m->textures[0].semantic_label(), "albedo");
+    EXPECT_EQ(m->textures[1].semantic_label(), "normal");
+    EXPECT_EQ(m->textures[2].semantic_label(), "packed");
+    EXPECT_EQ(m->textures[2].file_format, "png");
+    EXPECT_GE(m->channels.size(), 7u);
+    EXPECT_LE(m->channels.size(), 8u);
+    ASSERT_EQ(m->mips.size(), 10u);
+    EXPECT_EQ(m->mips[9][0].size(), 1u);
+    EXPECT_TRUE(m->ignored_files.empty());
+}
+
+}  // namespace
+}  // namespace nmc
