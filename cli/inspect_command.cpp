@@ -260,7 +260,7 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
 
     const EncoderInfo& e = pack.encoder;
     std::printf("\nencoder        %s\n", e.tool.empty() ? "(unknown)" : e.tool.c_str());
-    std::printf("  preset %s, target %g bpp, %lld steps, seed %lld, device %s, %.1f s training\n",
+    std::printf("  preset %s, target %g bpp, %lld steps, seed %lld, device %s, %g s training\n",
                 e.preset.empty() ? "-" : e.preset.c_str(), e.target_bpp, static_cast<long long>(e.steps),
                 static_cast<long long>(e.seed), e.device.empty() ? "-" : e.device.c_str(), e.training_seconds);
     if (!e.source_folder.empty()) std::printf("  source folder %s\n", e.source_folder.c_str());
@@ -291,7 +291,7 @@ int run_inspect(const InspectOptions& options, int verbosity) {
         return exit_code_for(pack.status());
     }
     if (options.json) {
-        std::printf("%s\n", report_json(options.path, *pack, container).dump(2).c_str());
+        std::printf("%s\n", report_json(options.path, *pack, container).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
     } else {
         print_text(options.path, *pack, container, verbosity);
     }

@@ -1,0 +1,152 @@
+// Runs the built `nmc` binary (NMC_BINARY from the test environment, else the path CMake compiled in):
+// inspect on the golden pack (text and --json), on broken inputs (exit codes of cli/exit_codes.h), --version
+// and --help.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/file_io.h"
+
+namespace {
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string binary() {
+    const char* env = std::getenv("NMC_BINARY");
+    return env && *env ? env : NMC_BINARY_PATH;
+}
+
+std::string golden() { return std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc"; }
+
+std::string temp_path(const std::string& name) {
+    return ::testing::TempDir() + "/nmc_cli_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Runs `nmc <args>` through the shell (arguments are test-controlled paths without quotes).
+CommandResult run_nmc(const std::string& args) {
+    const std::string out_path = temp_path("stdout");
+    const std::string err_path = temp_path("stderr");
+    const std::string command = "'" + binary() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
+    const int status = std::system(command.c_str());
+    CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    std::remove(out_path.c_str());
+    std::remove(err_path.c_str());
+    return r;
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                                static_cast<std::streamsize>(bytes.size()));
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+TEST(InspectCli, TextShowsTheKeyFacts) {
+    const CommandResult r = run_nmc("inspect '" + golden() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* fact : {"5024 bytes", "78.5000 bits per texel", "format         1.0", "META", "LATN", "WGHT",
+                             "golden_small", "32 x 16, 3 mips", "golden_NormalDX.png", "mode xy, convention directx",
+                             "4 features per texel, grid scale 2, 4 levels", "3 layers, activation hgelu_clamped",
+                             "nmc 0.1.0", "38.50 dB PSNR overall"})
+        EXPECT_TRUE(contains(r.out, fact)) << "missing '" << fact << "' in:\n" << r.out;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(InspectCli, JsonCarriesTheSameNumbers) {
+    const CommandResult r = run_nmc("inspect --json '" + golden() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["file_size"], 5024);
+    EXPECT_DOUBLE_EQ(j["bits_per_texel"].get<double>(), 5024.0 * 8 / (32 * 16));
+    EXPECT_EQ(j["format_version"], "1.0");
+    ASSERT_EQ(j["sections"].size(), 3u);
+    EXPECT_EQ(j["sections"][0]["fourcc"], "META");
+    EXPECT_EQ(j["sections"][0]["offset"], 256);
+    EXPECT_EQ(j["sections"][2]["raw_size"], 1056);
+    EXPECT_EQ(j["material"]["width"], 32);
+    EXPECT_EQ(j["material"]["mips"][2]["width"], 8);
+    EXPECT_EQ(j["channels"].size(), 7u);
+    EXPECT_EQ(j["channels"][6]["range"][1], 2.5);
+    EXPECT_EQ(j["textures"][1]["normal_mode"], "xy");
+    EXPECT_EQ(j["textures"][1]["channels"][1]["invert"], true);
+    EXPECT_EQ(j["latents"]["levels"][0]["bytes"], 256);
+    EXPECT_EQ(j["latents"]["levels"][2]["bits"], 1);
+    EXPECT_EQ(j["network"]["weight_bytes"], 512 + 256 + 112);
+    EXPECT_EQ(j["network"]["layers"][2]["weight_type"], "int8");
+    EXPECT_EQ(j["network"]["layers"][2]["scales"].size(), 7u);
+    EXPECT_EQ(j["encoder"]["seed"], 42);
+    EXPECT_EQ(j["quality"]["psnr_db"], 38.5);
+    EXPECT_EQ(j["quality"]["textures"][1]["mean_angle_deg"], 2.5);
+}
+
+TEST(InspectCli, CorruptPackExits5NamingFileAndProblem) {
+    std::vector<uint8_t> bytes = nmc::read_file(golden(), 1 << 20).value();
+    bytes[3648 + 10] ^= 0x40;  // inside LATN (offset 3648 in the golden pack)
+    const std::string path = temp_path("corrupt.nmc");
+    write_bytes(path, bytes);
+    const CommandResult r = run_nmc("inspect '" + path + "'");
+    EXPECT_EQ(r.exit_code, 5);
+    EXPECT_TRUE(contains(r.err, path)) << r.err;
+    EXPECT_TRUE(contains(r.err, "section 'LATN': stored checksum mismatch")) << r.err;
+    EXPECT_TRUE(r.out.empty());
+    std::remove(path.c_str());
+}
+
+TEST(InspectCli, MissingFileExits3) {
+    const CommandResult r = run_nmc("inspect /nonexistent/folder/x.nmc");
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_TRUE(contains(r.err, "/nonexistent/folder/x.nmc")) << r.err;
+}
+
+TEST(InspectCli, NonPackExits4) {
+    const std::string path = temp_path("notes.txt");
+    std::ofstream(path) << "just some text, not a pack\n";
+    const CommandResult r = run_nmc("inspect '" + path + "'");
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_TRUE(contains(r.err, "not an nmc pack")) << r.err;
+    std::remove(path.c_str());
+}
+
+TEST(InspectCli, MissingArgumentIsAUsageError) {
+    EXPECT_EQ(run_nmc("inspect").exit_code, 2);
+}
+
+TEST(Cli, VersionNamesToolAndFormat) {
+    const CommandResult r = run_nmc("--version");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_TRUE(contains(r.out, "nmc ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "format 1.0")) << r.out;
+}
+
+TEST(Cli, InspectHelpDescribesTheCommand) {
+    const CommandResult r = run_nmc("inspect --help");
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_TRUE(contains(r.out, "--json")) << r.out;
+    EXPECT_TRUE(contains(r.out, "PACK")) << r.out;
+}
+
+}  // namespace
