@@ -1,0 +1,195 @@
+// CpuDecoder: creation (checks and weight conversion), the choice of kernel, and the split of a mip or a list of
+// queries into 16-texel tiles spread over worker threads. The per-texel maths lives in the kernels.
+#include "decoder/cpu/cpu_decoder.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "decoder/cpu/decoder_model.h"
+
+namespace nmc {
+namespace {
+
+using cpu_detail::kTileTexels;
+
+constexpr size_t kTilesPerTask = 16;  // 256 texels: enough work per atomic increment, small enough to balance
+
+// Runs fn(task) for every task in [0, task_count) on up to `threads` threads, the caller's included. Tasks are
+// independent, so the result does not depend on how many threads ran them. If the system refuses to start a
+// thread, the ones already running (at least the caller) finish the work.
+template <typename Fn>
+void parallel_for(int threads, size_t task_count, const Fn& fn) {
+    const size_t workers = std::min(static_cast<size_t>(threads), task_count);
+    std::atomic<size_t> next{0};
+    auto run = [&] {
+        for (size_t task = next.fetch_add(1); task < task_count; task = next.fetch_add(1)) fn(task);
+    };
+    std::vector<std::thread> pool;
+    for (size_t i = 1; i < workers; ++i) {
+        try {
+            pool.emplace_back(run);
+        } catch (const std::system_error&) {
+            break;
+        }
+    }
+    run();
+    for (std::thread& thread : pool) thread.join();
+}
+
+// Decodes `count` texels starting at linear index `first`, in tiles; sink(first, count, tile) receives each tile's
+// values at tile[c * kTileTexels + t]. `query_of(index)` gives the query of linear index `index`.
+template <typename QueryOf, typename DecodeTile, typename Sink>
+void for_each_tile(int threads, size_t count, const QueryOf& query_of, const DecodeTile& decode_tile,
+                   const Sink& sink) {
+    const size_t tiles = (count + kTileTexels - 1) / kTileTexels;
+    parallel_for(threads, (tiles + kTilesPerTask - 1) / kTilesPerTask, [&](size_t task) {
+        alignas(64) float values[cpu_detail::kMaxLayerWidth * kTileTexels];
+        TexelQuery queries[kTileTexels];
+        const size_t end = std::min(tiles, (task + 1) * kTilesPerTask);
+        for (size_t tile = task * kTilesPerTask; tile < end; ++tile) {
+            const size_t first = tile * kTileTexels;
+            const int n = static_cast<int>(std::min(count - first, static_cast<size_t>(kTileTexels)));
+            for (int t = 0; t < n; ++t) queries[t] = query_of(first + static_cast<size_t>(t));
+            decode_tile(queries, n, values);
+            sink(first, n, values);
+        }
+    });
+}
+
+}  // namespace
+
+const char* to_string(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::automatic: return "automatic";
+        case CpuIsa::portable: return "portable";
+        case CpuIsa::avx512bf16: return "avx512bf16";
+    }
+    return "unknown";
+}
+
+Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions& options) {
+    if (options.threads < 0) {
+        return Status(StatusCode::invalid_argument,
+                      "CpuDecoder: threads must be 0 (all cores) or positive, got " + std::to_string(options.threads));
+    }
+#if NMC_HAVE_AVX512BF16_KERNEL
+    const bool have_avx512bf16 = cpu_detail::avx512bf16_supported();
+#else
+    const bool have_avx512bf16 = false;
+#endif
+    CpuIsa isa = options.isa;
+    if (isa == CpuIsa::automatic) isa = have_avx512bf16 ? CpuIsa::avx512bf16 : CpuIsa::portable;
+    if (isa == CpuIsa::avx512bf16 && !have_avx512bf16) {
+        return Status(StatusCode::backend_unavailable,
+                      "CpuDecoder: the avx512bf16 kernel needs a CPU with AVX-512F/BW/VL/DQ and AVX512-BF16 and an "
+                      "x86-64 build; use isa automatic or portable");
+    }
+    Result<cpu_detail::Model> model = cpu_detail::build_model(pack);
+    if (!model.ok()) return model.status();
+    const int threads =
+        options.threads > 0 ? options.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return CpuDecoder(std::make_shared<const cpu_detail::Model>(std::move(model).value()), isa, threads);
+}
+
+int CpuDecoder::channel_count() const { return model_->channel_count(); }
+
+void CpuDecoder::decode_tile(const TexelQuery* queries, int count, float* out) const {
+#if NMC_HAVE_AVX512BF16_KERNEL
+    if (isa_ == CpuIsa::avx512bf16) {
+        cpu_detail::decode_tile_avx512bf16(*model_, queries, count, out);
+        return;
+    }
+#endif
+    cpu_detail::decode_tile_portable(*model_, queries, count, out);
+}
+
+Status CpuDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const {
+    const cpu_detail::Model& model = *model_;
+    if (mip < 0 || mip >= model.mip_count) {
+        return {StatusCode::invalid_argument, "decode_mip_channels: mip " + std::to_string(mip) + " outside 0.." +
+                                                  std::to_string(model.mip_count - 1)};
+    }
+    // spec 8: every texel (x, y) of the mip at its centre, u = (x + 0.5) / w_m, v = (y + 0.5) / h_m.
+    const int w = model.mip_width(mip);
+    const int h = model.mip_height(mip);
+    const size_t texels = static_cast<size_t>(w) * static_cast<size_t>(h);
+    out.assign(static_cast<size_t>(model.channel_count()), std::vector<float>(texels));
+    const auto query_of = [&](size_t i) {
+        return TexelQuery{texel_centre(static_cast<int>(i % static_cast<size_t>(w)), w),
+                          texel_centre(static_cast<int>(i / static_cast<size_t>(w)), h), mip};
+    };
+    const auto sink = [&](size_t first, int count, const float* values) {
+        for (size_t c = 0; c < out.size(); ++c) {
+            std::copy(values + c * kTileTexels, values + c * kTileTexels + count, out[c].begin() + first);
+        }
+    };
+    for_each_tile(threads_, texels, query_of, [this](auto... args) { decode_tile(args...); }, sink);
+    return Status::success();
+}
+
+Result<Image> CpuDecoder::decode_texture(int texture, int mip) const {
+    const cpu_detail::Model& model = *model_;
+    if (texture < 0 || texture >= static_cast<int>(model.textures.size())) {
+        return Status(StatusCode::invalid_argument, "decode_texture: texture " + std::to_string(texture) +
+                                                        " outside 0.." + std::to_string(model.textures.size() - 1));
+    }
+    if (mip < 0 || mip >= model.mip_count) {
+        return Status(StatusCode::invalid_argument, "decode_texture: mip " + std::to_string(mip) + " outside 0.." +
+                                                        std::to_string(model.mip_count - 1));
+    }
+    const TextureLayout& layout = model.textures[static_cast<size_t>(texture)];
+    const int w = model.mip_width(mip);
+    const int h = model.mip_height(mip);
+    const int channels = static_cast<int>(layout.channels.size());
+    Image image(w, h, channels, layout.sample_type);
+    const auto query_of = [&](size_t i) {
+        return TexelQuery{texel_centre(static_cast<int>(i % static_cast<size_t>(w)), w),
+                          texel_centre(static_cast<int>(i / static_cast<size_t>(w)), h), mip};
+    };
+    // spec 8.8-8.9 per texel, straight from the tile into the image.
+    const auto sink = [&](size_t first, int count, const float* values) {
+        float pack_values[16];
+        for (int t = 0; t < count; ++t) {
+            for (int c = 0; c < model.channel_count(); ++c) pack_values[c] = values[c * kTileTexels + t];
+            source_channel_values(layout, pack_values,
+                                  &image.pixels[(first + static_cast<size_t>(t)) * static_cast<size_t>(channels)]);
+        }
+    };
+    for_each_tile(threads_, image.texel_count(), query_of, [this](auto... args) { decode_tile(args...); }, sink);
+    return image;
+}
+
+Status CpuDecoder::decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const {
+    const cpu_detail::Model& model = *model_;
+    for (size_t i = 0; i < queries.size(); ++i) {
+        const TexelQuery& q = queries[i];
+        if (q.mip < 0 || q.mip >= model.mip_count) {
+            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": mip " +
+                                                      std::to_string(q.mip) + " outside 0.." +
+                                                      std::to_string(model.mip_count - 1)};
+        }
+        // NaN fails both comparisons, so it is rejected too.
+        if (!(std::fabs(q.u) <= kMaxQueryCoordinate) || !(std::fabs(q.v) <= kMaxQueryCoordinate)) {
+            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": (u, v) = (" +
+                                                      std::to_string(q.u) + ", " + std::to_string(q.v) +
+                                                      ") is not finite within +-65536"};
+        }
+    }
+    const size_t c_count = static_cast<size_t>(model.channel_count());
+    out.resize(queries.size() * c_count);
+    const auto sink = [&](size_t first, int count, const float* values) {
+        for (size_t t = 0; t < static_cast<size_t>(count); ++t) {
+            for (size_t c = 0; c < c_count; ++c) out[(first + t) * c_count + c] = values[c * kTileTexels + t];
+        }
+    };
+    for_each_tile(
+        threads_, queries.size(), [&](size_t i) { return queries[i]; },
+        [this](auto... args) { decode_tile(args...); }, sink);
+    return Status::success();
+}
+
+}  // namespace nmc

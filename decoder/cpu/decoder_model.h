@@ -1,0 +1,90 @@
+// The CPU decoder's load-time form of a pack (weights converted to each kernel's layout, latent dequantisation
+// tables) and the kernels that decode one tile of texel queries with it. Internal to decoder/cpu and its tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "decoder/cpu/cpu_decoder.h"
+#include "decoder/cpu/reference_math.h"
+#include "format/pack.h"
+
+namespace nmc::cpu_detail {
+
+// Texels decoded together: one AVX-512 register of float32 per value, so each weight load serves 16 texels.
+constexpr int kTileTexels = 16;
+constexpr int kMaxLayerWidth = 256;  // spec 9
+
+struct ModelLayer {
+    int input_width = 0;
+    int output_width = 0;
+    int padded_output_width = 0;        // output_width rounded up to a multiple of kTileTexels
+    // Portable kernel: W[n][i] as float at [i * output_width + n], so the loop over outputs vectorises.
+    std::vector<float> weights;
+    // AVX-512 BF16 kernel: at [p * padded_output_width + n] the bf16 codes of W[n][2p] (low half) and
+    // W[n][2p+1] (high half), zero beyond the matrix. E4M3 and Int8 values are exact in bf16.
+    std::vector<uint32_t> weight_pairs;
+    std::vector<float> scales;          // padded_output_width entries; 1 where the layer has no scales (exact)
+    std::vector<float> biases;          // padded_output_width entries, binary16 converted to float32; 0 padding
+
+    int input_pairs() const { return (input_width + 1) / 2; }
+};
+
+struct ModelLevel {
+    int width = 0;
+    int height = 0;
+    std::vector<uint8_t> codes;   // one byte per feature, as in the Pack
+    std::vector<float> values;    // spec 6: the dequantised value of each code
+};
+
+struct Model {
+    int width = 0;
+    int height = 0;
+    int mip_count = 0;
+    AddressMode address_mode = AddressMode::wrap;
+    int feature_count = 0;
+    std::vector<ModelLevel> levels;
+    std::vector<ModelLayer> layers;
+    std::vector<float> channel_lo;
+    std::vector<float> channel_hi;
+    std::vector<TextureLayout> textures;
+
+    int channel_count() const { return static_cast<int>(channel_lo.size()); }
+    int mip_width(int mip) const { return width >> mip > 0 ? width >> mip : 1; }
+    int mip_height(int mip) const { return height >> mip > 0 ? height >> mip : 1; }
+
+    LatentLevelView level_view(int k) const {
+        const ModelLevel& l = levels[static_cast<size_t>(k)];
+        return {l.width, l.height, feature_count, l.codes.data(), l.values.data()};
+    }
+    // spec 8.1-8.5: layer 0's input for one valid query, layers[0].input_width floats.
+    void assemble_input(const TexelQuery& q, float* x) const {
+        const int k0 = first_level_of_mip(q.mip, static_cast<int>(levels.size()));
+        nmc::assemble_input(level_view(k0), level_view(k0 + 1), address_mode, q.u, q.v, q.mip,
+                            layers[0].input_width, x);
+    }
+};
+
+// Checks what decoding relies on (spec 5-7: sizes, ranges, code values, layer chaining, texture rules) and
+// converts the pack. invalid_argument naming the field if the pack breaks a rule.
+Result<Model> build_model(const Pack& pack);
+
+// spec 8.1-8.7 for `count` (1..kTileTexels) valid queries: out[c * kTileTexels + t] is pack channel c of query t.
+void decode_tile_portable(const Model& model, const TexelQuery* queries, int count, float* out);
+
+// spec 2.1 FP8 rounding of n floats (out may equal in), bit-exact with round_to_fp8_e4m3 of core, with integer
+// operations on the float32 bits. The portable version auto-vectorises.
+void round_to_fp8_portable(const float* in, float* out, size_t n);
+
+#if NMC_HAVE_AVX512BF16_KERNEL
+// Whether this CPU runs the AVX-512 BF16 kernel (AVX-512F/BW/VL/DQ and AVX512-BF16).
+bool avx512bf16_supported();
+// As decode_tile_portable; the caller checks avx512bf16_supported() first.
+void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int count, float* out);
+// As round_to_fp8_portable, with AVX-512; the caller checks avx512bf16_supported() first.
+void round_to_fp8_avx512(const float* in, float* out, size_t n);
+#endif
+
+}  // namespace nmc::cpu_detail
