@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
 
     int exit_code = nmc::cli::kExitOk;
     nmc::cli::add_inspect_command(app, globals, exit_code);
+    nmc::cli::add_scan_command(app, globals, exit_code);
 
     app.parse_complete_callback([&] { globals.verbosity = quiet ? 0 : (verbose ? 2 : 1); });
     try {
