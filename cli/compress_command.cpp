@@ -1,0 +1,237 @@
+// nmc compress: loads a material, trains a pack with the compressor library and writes it atomically; progress
+// on stderr (TTY only), a result table (or --json) on stdout. Ctrl-C cancels through the progress callback.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "compressor/compressor.h"
+#include "core/file_io.h"
+#include "material/material.h"
+
+#ifndef NMC_VERSION_STRING
+#define NMC_VERSION_STRING "unknown"
+#endif
+
+namespace nmc::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
+// Installs the SIGINT handler for the lifetime of the object and restores the previous one.
+class InterruptScope {
+public:
+    InterruptScope() : previous_(std::signal(SIGINT, on_interrupt)) { g_interrupted = 0; }
+    ~InterruptScope() { std::signal(SIGINT, previous_); }
+    InterruptScope(const InterruptScope&) = delete;
+    InterruptScope& operator=(const InterruptScope&) = delete;
+
+private:
+    void (*previous_)(int);
+};
+
+struct CompressCliOptions {
+    std::string input;
+    std::string output;
+    double bpp = 5.0;
+    std::string quality = "normal";
+    int64_t steps = 0;
+    int batch = 0;
+    uint64_t seed = 1;
+    std::string device = "cpu";
+    bool force = false;
+    bool json = false;
+};
+
+// Bits per texel of the BCn set a game would ship for a texture: BC5 for normal maps, BC4 for a grey map (one
+// distinct source), BC7 for colour and packed maps.
+double bcn_bits_per_texel(const TextureLayout& t) {
+    if (t.normal_mode != NormalMode::none) return 8.0;
+    int first = -2;
+    bool single = true;
+    for (const ChannelSource& c : t.channels) {
+        if (c.kind != ChannelSource::Kind::pack) continue;
+        if (first == -2) first = c.pack_channel;
+        single = single && c.pack_channel == first;
+    }
+    return single ? 4.0 : 8.0;
+}
+
+std::string format_seconds(double s) {
+    char buf[32];
+    const auto total = static_cast<long>(s + 0.5);
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", total / 60, total % 60);
+    return buf;
+}
+
+int run_compress(const CompressCliOptions& o, int verbosity) {
+    const auto preset = quality_preset_from_string(o.quality);
+    if (!preset) {
+        print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
+        return kExitUsage;
+    }
+    std::error_code ec;
+    if (!o.force && std::filesystem::exists(o.output, ec)) {
+        print_error(Status(StatusCode::io_error, o.output + ": already exists (use --force to replace it)"));
+        return kExitIo;
+    }
+    auto material = load_material(o.input);
+    if (!material.ok()) {
+        print_error(material.status());
+        return exit_code_for(material.status(), true);
+    }
+    if (verbosity > 0)
+        for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
+    const std::string source_folder = material->source_folder;
+    const TrainingTarget target = training_target_from_material(std::move(*material));
+
+    CompressOptions options;
+    options.preset = *preset;
+    options.target_bpp = o.bpp;
+    options.steps = o.steps;
+    options.batch_size = o.batch;
+    options.seed = o.seed;
+    options.device = o.device;
+    options.tool = std::string("nmc ") + NMC_VERSION_STRING;
+
+    const bool show_progress = verbosity > 0 && isatty(fileno(stderr));
+    auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+    InterruptScope interrupt_scope;
+    const auto progress = [&](const TrainingProgress& p) {
+        if (g_interrupted) return false;
+        const auto now = std::chrono::steady_clock::now();
+        if (show_progress && (now - last_print > std::chrono::milliseconds(250) || p.step == p.total_steps)) {
+            last_print = now;
+            std::fprintf(stderr, "\rstep %lld/%lld  PSNR %.2f dB  elapsed %s  ETA %s   ",
+                         static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.psnr_estimate_db,
+                         format_seconds(p.elapsed_seconds).c_str(), format_seconds(p.eta_seconds).c_str());
+            std::fflush(stderr);
+        }
+        return true;
+    };
+#ifdef __GLIBC__
+    // LibTorch allocates and frees megabyte-sized tensors many times a step; by default glibc maps and unmaps
+    // each one, and the page faults made CPU training about 2x slower (measured on the 512^2 demo).
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+    auto result = compress(target, options, progress);
+    if (show_progress) std::fprintf(stderr, "\n");
+    if (g_interrupted && result.ok()) result = Status(StatusCode::cancelled, "interrupted");
+    if (!result.ok()) {
+        if (result.status().code() == StatusCode::cancelled) {
+            std::fprintf(stderr, "nmc: interrupted; nothing was written\n");
+            return kExitCancelled;
+        }
+        print_error(result.status());
+        return exit_code_for(result.status(), true);
+    }
+    const Status written = write_file_atomically(o.output, result->file.data(), result->file.size(),
+                                                 o.force ? Overwrite::allow : Overwrite::refuse);
+    if (!written.ok()) {
+        print_error(written);
+        return exit_code_for(written);
+    }
+
+    // Sizes to compare with: the source files and a BCn set of the same maps (x 4/3 with mips).
+    const Pack& pack = result->pack;
+    const double texels = static_cast<double>(target.width) * target.height;
+    const double mip_factor = target.mip_count > 1 ? 4.0 / 3.0 : 1.0;
+    uint64_t source_bytes = 0;
+    double bcn_bytes = 0;
+    for (const TextureLayout& t : target.textures) {
+        const auto size = std::filesystem::file_size(std::filesystem::path(source_folder) / t.file_name, ec);
+        source_bytes += ec ? 0 : size;
+        bcn_bytes += bcn_bits_per_texel(t) * texels / 8.0 * mip_factor;
+    }
+    const auto file_bytes = static_cast<double>(result->file.size());
+    const double steps_per_second = static_cast<double>(pack.encoder.steps) / std::max(result->training_seconds, 1e-9);
+
+    if (o.json) {
+        Json j;
+        j["output"] = o.output;
+        j["material"] = pack.material.name;
+        j["file_bytes"] = result->file.size();
+        j["bits_per_texel"] = pack.quality.bits_per_texel;
+        j["target_bpp"] = o.bpp;
+        j["source_bytes"] = source_bytes;
+        j["ratio_vs_source"] = source_bytes > 0 ? static_cast<double>(source_bytes) / file_bytes : 0.0;
+        j["bcn_bytes"] = static_cast<uint64_t>(bcn_bytes);
+        j["ratio_vs_bcn"] = bcn_bytes / file_bytes;
+        j["psnr_db"] = pack.quality.psnr_db;
+        j["psnr8_mip0_db"] = pack.quality.psnr8_mip0_db;
+        j["latents"] = {{"grid_scale", result->shape.grid_scale}, {"features", result->shape.feature_count},
+                        {"bits", result->shape.bits}, {"levels", result->shape.level_count}};
+        j["preset"] = pack.encoder.preset;
+        j["steps"] = pack.encoder.steps;
+        j["device"] = pack.encoder.device;
+        j["training_seconds"] = result->training_seconds;
+        j["steps_per_second"] = steps_per_second;
+        Json textures = Json::array();
+        for (size_t t = 0; t < pack.quality.textures.size(); ++t) {
+            const TextureQuality& q = pack.quality.textures[t];
+            Json e = {{"texture", q.texture}, {"channels", target.textures[t].channels.size()}, {"psnr_db", q.psnr_db}};
+            if (q.mean_angle_deg >= 0) e["mean_angle_deg"] = q.mean_angle_deg;
+            textures.push_back(e);
+        }
+        j["textures"] = textures;
+        std::printf("%s\n", j.dump(2).c_str());
+        return kExitOk;
+    }
+    std::printf("%-48s %8s %10s\n", "texture", "channels", "PSNR (dB)");
+    for (size_t t = 0; t < pack.quality.textures.size(); ++t) {
+        const TextureQuality& q = pack.quality.textures[t];
+        std::printf("%-48s %8zu %10.2f", q.texture.c_str(), target.textures[t].channels.size(), q.psnr_db);
+        if (q.mean_angle_deg >= 0) std::printf("   mean angle %.2f deg", q.mean_angle_deg);
+        std::printf("\n");
+    }
+    std::printf("all pack channels, all mips: %.2f dB; 8-bit mip 0 (psnr8_mip0): %.2f dB\n", pack.quality.psnr_db,
+                pack.quality.psnr8_mip0_db);
+    std::printf("pack: %s, %.0f bytes, %.3f bits per texel (target %.3g)\n", o.output.c_str(), file_bytes,
+                pack.quality.bits_per_texel, o.bpp);
+    if (source_bytes > 0)
+        std::printf("ratio: %.1fx smaller than the source files (%llu bytes)\n",
+                    static_cast<double>(source_bytes) / file_bytes, static_cast<unsigned long long>(source_bytes));
+    std::printf("ratio: %.1fx smaller than BC7/BC5/BC4 with mips (%.0f bytes)\n", bcn_bytes / file_bytes, bcn_bytes);
+    std::printf("latents: grid scale %d, %d features x %d bits, %d levels; %lld steps (%s) on %s in %.1f s "
+                "(%.1f steps/s)\n",
+                result->shape.grid_scale, result->shape.feature_count, result->shape.bits, result->shape.level_count,
+                static_cast<long long>(pack.encoder.steps), pack.encoder.preset.c_str(), pack.encoder.device.c_str(),
+                result->training_seconds, steps_per_second);
+    return kExitOk;
+}
+
+}  // namespace
+
+void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code) {
+    CLI::App* command = app.add_subcommand(
+        "compress", "Compress a material (a folder of texture files or a manifest) into an .nmc pack");
+    auto options = std::make_shared<CompressCliOptions>();
+    command->add_option("MATERIAL", options->input, "Material folder or manifest (.json)")->required();
+    command->add_option("-o,--output", options->output, "The .nmc pack to write")->required();
+    command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")->capture_default_str();
+    command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
+    command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
+    command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
+    command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    command->add_option("--device", options->device, "cpu, cuda or cuda:N")->capture_default_str();
+    command->add_flag("--force", options->force, "Replace an existing output file");
+    command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");
+    command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });
+}
+
+}  // namespace nmc::cli

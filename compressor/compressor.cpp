@@ -1,0 +1,457 @@
+// The Compressor: parameters, the Adam training loop with the quantisation-aware schedule, export to a Pack,
+// and compress(), which measures the written pack with the CPU decoder. The model itself is in model.cpp.
+#include "compressor/compressor.h"
+
+#include <ATen/Context.h>
+#include <torch/cuda.h>
+#include <torch/optim/adam.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "compressor/model.h"
+#include "compressor/quality.h"
+#include "core/number_formats.h"
+
+namespace nmc {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr int64_t kEvaluationChunk = 65536;
+
+// Every LibTorch call goes through here: a c10::Error (or any exception) becomes a Status naming the step.
+template <typename F>
+auto torch_call(const char* what, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const c10::Error& e) {
+        return Status(StatusCode::internal, std::string("LibTorch failed while ") + what + ": " +
+                                                e.what_without_backtrace());
+    } catch (const std::exception& e) {
+        return Status(StatusCode::internal, std::string("failed while ") + what + ": " + e.what());
+    }
+}
+
+Result<torch::Device> parse_device(const std::string& name) {
+    if (name == "cpu") return torch::Device(torch::kCPU);
+    int index = 0;
+    if (name != "cuda") {
+        const std::string prefix = "cuda:";
+        const std::string digits = name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : "";
+        if (digits.empty() || digits.size() > 3 ||
+            !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+            return Status(StatusCode::invalid_argument,
+                          "unknown device '" + name + "': expected cpu, cuda or cuda:N");
+        index = std::stoi(digits);
+    }
+    if (!at::hasCUDA())
+        return Status(StatusCode::backend_unavailable,
+                      "device '" + name + "': this build's LibTorch has no CUDA support; use --device cpu, or "
+                      "build nmc against a CUDA-enabled LibTorch (CMAKE_PREFIX_PATH)");
+    const auto count = static_cast<int>(torch::cuda::device_count());
+    if (index >= count)
+        return Status(StatusCode::backend_unavailable, "device '" + name + "': " + std::to_string(count) +
+                                                           " CUDA device(s) visible to LibTorch");
+    return torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(index));
+}
+
+Status check_shape(const LatentShape& s) {
+    const bool bits_ok = s.bits == 1 || s.bits == 2 || s.bits == 4 || s.bits == 8;
+    if (s.grid_scale < 1 || s.grid_scale > 16 || s.feature_count < 1 || s.feature_count > 16 || !bits_ok ||
+        s.level_count < 2 || s.level_count > 16)
+        return Status(StatusCode::invalid_argument,
+                      "latent shape out of range (grid scale 1..16, features 1..16, bits 1/2/4/8, levels 2..16): "
+                      "got S=" + std::to_string(s.grid_scale) + " F=" + std::to_string(s.feature_count) +
+                          " b=" + std::to_string(s.bits) + " K=" + std::to_string(s.level_count));
+    return Status::success();
+}
+
+Status check_options(const CompressOptions& o) {
+    const auto fail = [](const std::string& m) { return Status(StatusCode::invalid_argument, m); };
+    if (o.steps < 0) return fail("steps must be >= 0, got " + std::to_string(o.steps));
+    if (o.batch_size < 0 || o.batch_size > (1 << 24))
+        return fail("batch size must be 0 (preset) or 1..16777216, got " + std::to_string(o.batch_size));
+    if (!(o.latent_learning_rate > 0) || !(o.network_learning_rate > 0))
+        return fail("learning rates must be positive");
+    if (!(o.latent_freeze_fraction >= 0 && o.latent_freeze_fraction <= 1) ||
+        !(o.weight_quantize_fraction >= 0 && o.weight_quantize_fraction <= 1))
+        return fail("quantisation schedule fractions must lie in [0, 1]");
+    if (o.progress_interval < 1) return fail("progress interval must be >= 1");
+    if (o.output_layer.weight_type == WeightType::int8 && !o.output_layer.has_scale)
+        return fail("an int8 output layer needs per-output scales (spec 5.6)");
+    return Status::success();
+}
+
+double psnr_of_mse(double mse) { return mse > 0 ? -10.0 * std::log10(mse) : 99.0; }
+
+}  // namespace
+
+const char* to_string(QualityPreset p) {
+    switch (p) {
+        case QualityPreset::fast: return "fast";
+        case QualityPreset::normal: return "normal";
+        case QualityPreset::best: return "best";
+    }
+    return "unknown";
+}
+
+std::optional<QualityPreset> quality_preset_from_string(const std::string& s) {
+    for (QualityPreset p : {QualityPreset::fast, QualityPreset::normal, QualityPreset::best})
+        if (s == to_string(p)) return p;
+    return std::nullopt;
+}
+
+PresetSettings preset_settings(QualityPreset p) {
+    switch (p) {
+        case QualityPreset::fast: return {600, 8192};
+        case QualityPreset::normal: return {2000, 8192};
+        case QualityPreset::best: return {100000, 65536};
+    }
+    return {2000, 8192};
+}
+
+struct Compressor::Impl {
+    TrainingTarget info;  // the target's description; planes moved to the device and cleared
+    CompressOptions options;
+    torch::Device device{torch::kCPU};
+    std::string device_name;
+    detail::Model model;
+    detail::TargetTensors targets;
+    std::unique_ptr<torch::optim::Adam> latent_optimizer;
+    std::unique_ptr<torch::optim::Adam> network_optimizer;
+    int64_t total_steps = 0;
+    int64_t step = 0;
+    int batch_size = 0;
+    bool latents_frozen = false;
+    torch::Tensor latent_codes;  // [latent texels, F] uint8 on the CPU once frozen
+    double training_seconds = 0;
+
+    void freeze_latents();
+    void set_learning_rates();
+};
+
+// Rounds every latent to its b-bit code (spec 6: value = lo + q * step) and stops training them.
+void Compressor::Impl::freeze_latents() {
+    torch::NoGradGuard no_grad;
+    const float lo = model.latent_lo;
+    const float step_size = model.latent_step();
+    const float max_code = static_cast<float>((1 << model.shape.bits) - 1);
+    const torch::Tensor codes =
+        torch::round((model.latents.clamp(lo, model.latent_hi) - lo) / step_size).clamp(0.0f, max_code);
+    model.latents = codes * step_size + lo;
+    latent_codes = codes.to(torch::kCPU).to(torch::kUInt8).contiguous();
+    latents_frozen = true;
+}
+
+// Cosine decay from the initial rates to 0 over all steps.
+void Compressor::Impl::set_learning_rates() {
+    const double factor = 0.5 * (1.0 + std::cos(kPi * static_cast<double>(step) / static_cast<double>(total_steps)));
+    const auto apply = [factor](torch::optim::Adam& optimizer, double base) {
+        for (auto& group : optimizer.param_groups())
+            static_cast<torch::optim::AdamOptions&>(group.options()).lr(base * factor);
+    };
+    apply(*latent_optimizer, options.latent_learning_rate);
+    apply(*network_optimizer, options.network_learning_rate);
+}
+
+Compressor::Compressor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Compressor::~Compressor() = default;
+
+const LatentShape& Compressor::latent_shape() const { return impl_->model.shape; }
+const NetworkShape& Compressor::network_shape() const { return impl_->model.network; }
+int64_t Compressor::total_steps() const { return impl_->total_steps; }
+int Compressor::batch_size() const { return impl_->batch_size; }
+const std::string& Compressor::device_name() const { return impl_->device_name; }
+
+Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& target, const CompressOptions& options) {
+    NMC_RETURN_IF_ERROR(check_training_target(target));
+    NMC_RETURN_IF_ERROR(check_options(options));
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    const PresetSettings preset = preset_settings(options.preset);
+    impl->total_steps = options.steps > 0 ? options.steps : preset.steps;
+    impl->batch_size = options.batch_size > 0 ? options.batch_size : preset.batch_size;
+    const int channel_count = static_cast<int>(target.channels.size());
+
+    detail::Model& model = impl->model;
+    if (options.shape) {
+        NMC_RETURN_IF_ERROR(check_shape(*options.shape));
+        model.shape = *options.shape;
+        model.network = default_network_shape(model.shape.feature_count, channel_count, options.output_layer);
+    } else {
+        auto choice = choose_latent_shape(target.width, target.height, target.mip_count, channel_count,
+                                          static_cast<int>(target.textures.size()), options.target_bpp,
+                                          options.output_layer);
+        if (!choice.ok()) return choice.status();
+        model.shape = choice->shape;
+        model.network = choice->network;
+    }
+    model.address_mode = target.address_mode;
+
+    auto device = parse_device(options.device);
+    if (!device.ok()) return device.status();
+    impl->device = *device;
+    impl->device_name = device->str();
+
+    Status status = torch_call("allocating the model", [&]() -> Status {
+        torch::manual_seed(options.seed);
+        model.tables = detail::make_geometry_tables(target.width, target.height, target.mip_count, model.shape,
+                                                    impl->device);
+        // Targets: every mip's texels of every channel, [texels, C], built on the CPU and moved once.
+        torch::Tensor texels = torch::empty({model.tables.total_target_texels, channel_count}, torch::kFloat);
+        float* dst = texels.data_ptr<float>();
+        for (const auto& mip : target.planes)
+            for (size_t i = 0; i < mip[0].size(); ++i, dst += channel_count)
+                for (int c = 0; c < channel_count; ++c) dst[c] = mip[static_cast<size_t>(c)][i];
+        std::vector<float> weights;
+        float weight_sum = 0;
+        for (const auto& c : target.channels) weight_sum += c.loss_weight;
+        for (const auto& c : target.channels) weights.push_back(c.loss_weight / weight_sum);
+        impl->targets.texels = texels.to(impl->device);
+        impl->targets.loss_weights = torch::tensor(weights).to(impl->device);
+
+        // Parameters are drawn on the CPU so a seed gives the same start on every device.
+        int64_t latent_texels = 0;
+        for (int k = 0; k < model.shape.level_count; ++k)
+            latent_texels += static_cast<int64_t>(latent_level_size(target.width, model.shape.grid_scale, k)) *
+                             latent_level_size(target.height, model.shape.grid_scale, k);
+        model.latents = (torch::rand({latent_texels, model.shape.feature_count}) - 0.5f) * 0.5f;
+        model.latents = model.latents.to(impl->device).set_requires_grad(true);
+        const auto& widths = model.network.widths;
+        std::vector<torch::Tensor> network_parameters;
+        for (size_t l = 0; l + 1 < widths.size(); ++l) {
+            const bool last = l + 2 == widths.size();
+            // He-uniform for the hidden layers; a smaller start for the linear output layer.
+            const double bound = std::sqrt((last ? 1.0 : 6.0) / widths[l]);
+            torch::Tensor w = (torch::rand({widths[l + 1], widths[l]}) * 2.0f - 1.0f) * bound;
+            // The output layer starts at each channel's mean (mip 0), so early steps learn detail.
+            torch::Tensor b = last ? texels.narrow(0, 0, static_cast<int64_t>(target.planes[0][0].size())).mean(0)
+                                   : torch::zeros({widths[l + 1]});
+            model.weights.push_back(w.to(impl->device).set_requires_grad(true));
+            model.biases.push_back(b.to(impl->device).set_requires_grad(true));
+            network_parameters.push_back(model.weights.back());
+            network_parameters.push_back(model.biases.back());
+        }
+        const auto adam = [](double lr) { return torch::optim::AdamOptions(lr).betas({0.9, 0.999}).eps(1e-8); };
+        impl->latent_optimizer = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{model.latents},
+                                                                      adam(options.latent_learning_rate));
+        impl->network_optimizer =
+            std::make_unique<torch::optim::Adam>(network_parameters, adam(options.network_learning_rate));
+        return Status::success();
+    });
+    NMC_RETURN_IF_ERROR(status);
+
+    impl->info = target;
+    impl->info.planes.clear();
+    impl->info.planes.shrink_to_fit();
+    return std::unique_ptr<Compressor>(new Compressor(std::move(impl)));
+}
+
+Status Compressor::train(const ProgressCallback& progress) {
+    Impl& s = *impl_;
+    const auto start = std::chrono::steady_clock::now();
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    const auto freeze_step = static_cast<int64_t>(s.options.latent_freeze_fraction * static_cast<double>(s.total_steps));
+    const auto quantize_step =
+        static_cast<int64_t>(s.options.weight_quantize_fraction * static_cast<double>(s.total_steps));
+    const int64_t first_step = s.step;
+    Status status = torch_call("training", [&]() -> Status {
+        while (s.step < s.total_steps) {
+            if (!s.latents_frozen && s.step >= freeze_step) s.freeze_latents();
+            s.set_learning_rates();
+            detail::ForwardMode mode;
+            mode.latent_noise = !s.latents_frozen;
+            mode.quantize_weights = s.step >= quantize_step;
+            s.network_optimizer->zero_grad();
+            if (!s.latents_frozen) s.latent_optimizer->zero_grad();
+            const detail::StepLoss loss = detail::training_loss(s.model, s.targets, s.batch_size, mode);
+            loss.loss.backward();
+            s.network_optimizer->step();
+            if (!s.latents_frozen) {
+                s.latent_optimizer->step();
+                torch::NoGradGuard no_grad;
+                s.model.latents.clamp_(s.model.latent_lo, s.model.latent_hi);
+            }
+            ++s.step;
+            if (progress && (s.step % s.options.progress_interval == 0 || s.step == s.total_steps)) {
+                TrainingProgress p;
+                p.step = s.step;
+                p.total_steps = s.total_steps;
+                p.loss = loss.loss.item<double>();
+                p.psnr_estimate_db = psnr_of_mse(loss.squared_error.item<double>());
+                p.elapsed_seconds = s.training_seconds + elapsed();
+                const double rate = static_cast<double>(s.step - first_step) / std::max(elapsed(), 1e-9);
+                p.eta_seconds = static_cast<double>(s.total_steps - s.step) / rate;
+                if (!progress(p))
+                    return Status(StatusCode::cancelled, "training cancelled at step " + std::to_string(s.step) +
+                                                             " of " + std::to_string(s.total_steps));
+            }
+        }
+        if (!s.latents_frozen) s.freeze_latents();
+        return Status::success();
+    });
+    s.training_seconds += elapsed();
+    return status;
+}
+
+Result<Pack> Compressor::export_pack() {
+    Impl& s = *impl_;
+    return torch_call("exporting the pack", [&]() -> Result<Pack> {
+        if (!s.latents_frozen) s.freeze_latents();
+        torch::NoGradGuard no_grad;
+        const detail::Model& model = s.model;
+        Pack pack;
+        pack.material.name = s.info.name;
+        pack.material.width = s.info.width;
+        pack.material.height = s.info.height;
+        pack.material.mip_count = s.info.mip_count;
+        pack.material.address_mode = s.info.address_mode;
+        for (const auto& c : s.info.channels) pack.channels.push_back({c.name, c.lo, c.hi});
+        pack.textures = s.info.textures;
+
+        // spec 6: per level, the codes of its texels, features contiguous.
+        pack.latents.feature_count = model.shape.feature_count;
+        pack.latents.grid_scale = model.shape.grid_scale;
+        const uint8_t* codes = s.latent_codes.data_ptr<uint8_t>();
+        size_t offset = 0;
+        for (int k = 0; k < model.shape.level_count; ++k) {
+            LatentLevel level;
+            level.width = latent_level_size(s.info.width, model.shape.grid_scale, k);
+            level.height = latent_level_size(s.info.height, model.shape.grid_scale, k);
+            level.bits = model.shape.bits;
+            level.lo = model.latent_lo;
+            level.hi = model.latent_hi;
+            const size_t count = static_cast<size_t>(level.width) * static_cast<size_t>(level.height) *
+                                 static_cast<size_t>(model.shape.feature_count);
+            level.codes.assign(codes + offset, codes + offset + count);
+            offset += count;
+            pack.latents.levels.push_back(std::move(level));
+        }
+
+        // spec 7: the quantised values the forward pass uses, converted to codes by core's conversions.
+        const auto& widths = model.network.widths;
+        for (size_t l = 0; l + 1 < widths.size(); ++l) {
+            const detail::QuantizedLayer q = model.quantize_layer(l);
+            const bool last = l + 2 == widths.size();
+            Layer layer;
+            layer.input_width = widths[l];
+            layer.output_width = widths[l + 1];
+            layer.weight_type = last ? model.network.output_weight_type : WeightType::e4m3;
+            const torch::Tensor w = q.weights.to(torch::kCPU).contiguous();
+            const float* values = w.data_ptr<float>();
+            for (int64_t i = 0; i < w.numel(); ++i) {
+                layer.weights.push_back(layer.weight_type == WeightType::e4m3
+                                            ? float_to_fp8_e4m3(values[i])
+                                            : static_cast<uint8_t>(static_cast<int8_t>(std::lrint(values[i]))));
+            }
+            if (q.scales.defined()) {
+                const torch::Tensor scales = q.scales.to(torch::kCPU).contiguous();
+                layer.scales.assign(scales.data_ptr<float>(), scales.data_ptr<float>() + scales.numel());
+            }
+            const torch::Tensor b = q.biases.to(torch::kCPU).contiguous();
+            for (int64_t i = 0; i < b.numel(); ++i) layer.biases.push_back(float_to_fp16(b.data_ptr<float>()[i]));
+            pack.network.layers.push_back(std::move(layer));
+        }
+
+        pack.encoder.tool = s.options.tool;
+        pack.encoder.preset = to_string(s.options.preset);
+        pack.encoder.target_bpp = s.options.shape ? 0.0 : s.options.target_bpp;
+        pack.encoder.steps = s.total_steps;
+        pack.encoder.seed = static_cast<int64_t>(s.options.seed);
+        pack.encoder.device = s.device_name;
+        pack.encoder.training_seconds = s.training_seconds;
+        pack.encoder.source_folder = s.info.source_folder;
+        return pack;
+    });
+}
+
+Result<std::vector<std::vector<float>>> Compressor::evaluate_mip(int mip) {
+    Impl& s = *impl_;
+    if (mip < 0 || mip >= s.info.mip_count)
+        return Status(StatusCode::invalid_argument, "mip " + std::to_string(mip) + " out of range 0.." +
+                                                        std::to_string(s.info.mip_count - 1));
+    return torch_call("evaluating the model", [&]() -> Result<std::vector<std::vector<float>>> {
+        if (!s.latents_frozen) s.freeze_latents();
+        torch::NoGradGuard no_grad;
+        const int64_t width = std::max(1, s.info.width >> mip);
+        const int64_t texels = width * std::max(1, s.info.height >> mip);
+        // spec 8.7: lo + (hi - lo) * min(max(o, 0), 1), with hi - lo rounded to float32 first.
+        std::vector<float> lo, range;
+        for (const auto& c : s.info.channels) {
+            lo.push_back(c.lo);
+            range.push_back(c.hi - c.lo);
+        }
+        const torch::Tensor lo_t = torch::tensor(lo).to(s.device);
+        const torch::Tensor range_t = torch::tensor(range).to(s.device);
+        const auto options = torch::TensorOptions().dtype(torch::kLong).device(s.device);
+        detail::ForwardMode mode;
+        mode.quantize_weights = true;
+        std::vector<std::vector<float>> out(s.info.channels.size(), std::vector<float>(static_cast<size_t>(texels)));
+        for (int64_t begin = 0; begin < texels; begin += kEvaluationChunk) {
+            const int64_t end = std::min(texels, begin + kEvaluationChunk);
+            const torch::Tensor index = torch::arange(begin, end, options);
+            const torch::Tensor y = torch::div(index, width, "floor");
+            const torch::Tensor x = index - y * width;
+            const torch::Tensor o = detail::forward(s.model, x, y, torch::full_like(index, mip), mode);
+            const torch::Tensor value = (lo_t + range_t * o.clamp(0.0f, 1.0f)).to(torch::kCPU).contiguous();
+            const float* v = value.data_ptr<float>();
+            for (int64_t i = begin; i < end; ++i)
+                for (size_t c = 0; c < out.size(); ++c)
+                    out[c][static_cast<size_t>(i)] = v[(i - begin) * static_cast<int64_t>(out.size()) + static_cast<int64_t>(c)];
+        }
+        return out;
+    });
+}
+
+Result<CompressResult> compress(const TrainingTarget& target, const CompressOptions& options,
+                                const ProgressCallback& progress) {
+    auto compressor = Compressor::create(target, options);
+    if (!compressor.ok()) return compressor.status();
+    NMC_RETURN_IF_ERROR((*compressor)->train(progress));
+    auto pack = (*compressor)->export_pack();
+    if (!pack.ok()) return pack.status();
+
+    // Measure what a reader gets: write, read back, decode with the CPU decoder.
+    auto first = write_pack(*pack);
+    if (!first.ok()) return first.status();
+    auto read_back = read_pack(first->data(), first->size());
+    if (!read_back.ok()) return read_back.status().with_context("reading back the written pack");
+    auto quality = measure_quality(*read_back, target);
+    if (!quality.ok()) return quality.status();
+
+    CompressResult result;
+    result.pack = std::move(*pack);
+    result.pack.quality = std::move(*quality);
+    result.shape = (*compressor)->latent_shape();
+    result.training_seconds = result.pack.encoder.training_seconds;
+    // The stored bits per texel describe the final file, whose size depends (slightly) on that number: settle it.
+    std::vector<uint8_t> file = std::move(*first);
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        result.pack.quality.bits_per_texel = 8.0 * static_cast<double>(file.size()) /
+                                             (static_cast<double>(target.width) * target.height);
+        auto bytes = write_pack(result.pack);
+        if (!bytes.ok()) return bytes.status();
+        const bool settled = bytes->size() == file.size();
+        file = std::move(*bytes);
+        if (settled) break;
+    }
+    result.file = std::move(file);
+    return result;
+}
+
+std::vector<float> round_to_fp8_e4m3_torch(const std::vector<float>& values) {
+    torch::Tensor input = torch::empty({static_cast<int64_t>(values.size())}, torch::kFloat);
+    std::memcpy(input.data_ptr<float>(), values.data(), values.size() * sizeof(float));
+    const torch::Tensor rounded = detail::round_fp8(input).contiguous();
+    std::vector<float> out(values.size());
+    std::memcpy(out.data(), rounded.data_ptr<float>(), out.size() * sizeof(float));
+    return out;
+}
+
+}  // namespace nmc

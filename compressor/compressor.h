@@ -1,0 +1,113 @@
+// The neural material compressor: trains latent grids and a small network for one material and exports
+// them as an .nmc pack (docs/compressor.md, docs/format-spec.md section 8 for the model). LibTorch stays
+// behind this header; callers see plain vectors, Status and a progress callback. Never prints.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compressor/rate_control.h"
+#include "compressor/training_target.h"
+#include "core/status.h"
+#include "format/pack.h"
+
+namespace nmc {
+
+enum class QualityPreset { fast, normal, best };
+const char* to_string(QualityPreset p);
+std::optional<QualityPreset> quality_preset_from_string(const std::string& s);
+
+// Steps and batch size of a preset (docs/compressor.md): fast 600 x 8192, normal 2000 x 8192,
+// best 100000 x 65536.
+struct PresetSettings {
+    int64_t steps = 0;
+    int batch_size = 0;
+};
+PresetSettings preset_settings(QualityPreset p);
+
+struct CompressOptions {
+    QualityPreset preset = QualityPreset::normal;
+    double target_bpp = 5.0;                 // whole file size budget in bits per mip-0 texel
+    std::optional<LatentShape> shape;        // overrides rate control when set
+    OutputLayerFormat output_layer;          // int8 + scale by default
+    int64_t steps = 0;                       // 0: the preset's
+    int batch_size = 0;                      // texels per step; 0: the preset's
+    uint64_t seed = 1;
+    std::string device = "cpu";              // "cpu", "cuda" or "cuda:N"
+    float latent_learning_rate = 0.1f;       // Adam, cosine-decayed to 0
+    float network_learning_rate = 0.005f;
+    // Fractions of the steps after which latents are rounded and frozen, and weights fake-quantised.
+    double latent_freeze_fraction = 0.95;
+    double weight_quantize_fraction = 0.96;
+    int progress_interval = 10;              // steps between progress callbacks (and cancel checks)
+    std::string tool = "nmc";                // written to the pack's encoder info
+};
+
+struct TrainingProgress {
+    int64_t step = 0;            // steps done
+    int64_t total_steps = 0;
+    double loss = 0;             // weighted MSE of the last batch
+    double psnr_estimate_db = 0; // PSNR of the last batch over all channels (training model, not the pack)
+    double elapsed_seconds = 0;
+    double eta_seconds = 0;
+};
+
+// Called every progress_interval steps and after the last one, from the calling thread. Return false to
+// cancel: training stops and the call returns StatusCode::cancelled.
+using ProgressCallback = std::function<bool(const TrainingProgress&)>;
+
+// Trainer state. Not thread-safe; one Compressor per thread. It seeds LibTorch's global generator.
+class Compressor {
+public:
+    // Validates the target and options, picks the latent shape, allocates parameters on the device.
+    // invalid_argument for bad options or a budget too small; backend_unavailable for a CUDA device that
+    // this LibTorch or this machine lacks.
+    static Result<std::unique_ptr<Compressor>> create(const TrainingTarget& target, const CompressOptions& options);
+    ~Compressor();
+    Compressor(const Compressor&) = delete;
+    Compressor& operator=(const Compressor&) = delete;
+
+    const LatentShape& latent_shape() const;
+    const NetworkShape& network_shape() const;
+    int64_t total_steps() const;
+    int batch_size() const;
+    const std::string& device_name() const;
+
+    // Runs all remaining training steps (quantising on the schedule). Cancelled -> StatusCode::cancelled.
+    Status train(const ProgressCallback& progress = {});
+
+    // The quantised model as a pack (latent codes, E4M3/Int8 weights, FP16 biases, metadata, encoder info;
+    // quality left empty). Rounds and freezes the latents first if training has not.
+    Result<Pack> export_pack();
+
+    // The trainer's own forward pass of the quantised model (the model export_pack writes) over every texel
+    // of mip `mip`: out[c] = pack channel c after the output transform (spec 8.7), w_m * h_m values.
+    Result<std::vector<std::vector<float>>> evaluate_mip(int mip);
+
+private:
+    struct Impl;
+    explicit Compressor(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+struct CompressResult {
+    Pack pack;                    // with quality filled in from the decoded file
+    std::vector<uint8_t> file;    // the bytes to write
+    LatentShape shape;
+    double training_seconds = 0;
+};
+
+// Train, export, write, read back, decode with the CPU decoder, measure, and serialise again with the
+// measured quality (spec 5.8). Nothing is written to disk.
+Result<CompressResult> compress(const TrainingTarget& target, const CompressOptions& options,
+                                const ProgressCallback& progress = {});
+
+// Rounds every value to E4M3 with the trainer's LibTorch operations (the ones its forward pass uses), on the
+// CPU. Exposed so tests can check it against core's float_to_fp8_e4m3.
+std::vector<float> round_to_fp8_e4m3_torch(const std::vector<float>& values);
+
+}  // namespace nmc

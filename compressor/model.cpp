@@ -1,0 +1,239 @@
+// The model's forward pass in LibTorch operations, written step by step after docs/format-spec.md section 8
+// so that the final quantised model computes what the CPU decoder computes (up to summation order).
+// Every arithmetic step is its own tensor operation, so each is rounded separately, as the spec requires.
+#include "compressor/model.h"
+
+#include <algorithm>
+
+#include "core/number_formats.h"
+
+namespace nmc::detail {
+namespace {
+
+constexpr float kOneThird = 0.333333343f;        // float32(1/3), spec 8.6
+constexpr float kMinScale = 1e-8f;               // keeps an all-zero row's scale finite and non-zero
+
+torch::Tensor straight_through(const torch::Tensor& rounded, const torch::Tensor& x) {
+    // Forward: `rounded` exactly (x - x.detach() is 0). Backward: identity.
+    return rounded + (x - x.detach());
+}
+
+torch::Tensor at_index(const torch::Tensor& table, const torch::Tensor& index) { return table.index_select(0, index); }
+
+// spec 8.3: wrap (non-negative modulo) or clamp a texel coordinate into 0 .. size - 1.
+torch::Tensor address(const torch::Tensor& coordinate, const torch::Tensor& size, AddressMode mode) {
+    if (mode == AddressMode::wrap) return torch::remainder(coordinate, size);
+    return torch::minimum(torch::maximum(coordinate, torch::zeros_like(coordinate)), size - 1);
+}
+
+}  // namespace
+
+// spec 2.1 by the "magic number" trick: for |x| in [2^e, 2^(e+1)), adding m = 2^(e+20) leaves a float32 whose
+// last mantissa bit is worth 2^(e-3), the E4M3 step at that exponent, so the add rounds |x| to E4M3 precision
+// (ties to even, like every float32 add) and subtracting m again is exact. Below 2^-6 the step is the subnormal
+// step 2^-9, so e is clamped to -6. |x| is clamped to 448 first: every larger magnitude saturates there.
+// m is built from |x|'s exponent bits. Only elementwise arithmetic, no select: it is the hottest op of a step.
+torch::Tensor round_fp8(const torch::Tensor& x) {
+    torch::NoGradGuard no_grad;
+    constexpr int32_t kExponentMask = 0x7F800000;
+    constexpr int32_t kMinNormalBits = 0x3C800000;  // 2^-6
+    constexpr int32_t kShift = 20 << 23;            // times 2^20
+    const torch::Tensor magnitude = x.abs().clamp_max(kFp8E4M3Max);
+    const torch::Tensor magic =
+        (magnitude.view(torch::kInt32).bitwise_and(kExponentMask).clamp_min(kMinNormalBits) + kShift)
+            .view(torch::kFloat);
+    return torch::copysign((magnitude + magic) - magic, x);
+}
+
+torch::Tensor fp8_ste(const torch::Tensor& x) { return straight_through(round_fp8(x.detach()), x); }
+
+torch::Tensor fp16_ste(const torch::Tensor& x) {
+    return straight_through(x.detach().to(torch::kHalf).to(torch::kFloat), x);
+}
+
+GeometryTables make_geometry_tables(int width, int height, int mip_count, const LatentShape& shape,
+                                    const torch::Device& device) {
+    std::vector<float> mip_w, mip_h;
+    std::vector<int64_t> mip_w_index, mip_offset, mip_level0;
+    int64_t texels = 0;
+    for (int m = 0; m < mip_count; ++m) {
+        const int w = std::max(1, width >> m);
+        const int h = std::max(1, height >> m);
+        mip_w.push_back(static_cast<float>(w));
+        mip_h.push_back(static_cast<float>(h));
+        mip_w_index.push_back(w);
+        mip_offset.push_back(texels);
+        mip_level0.push_back(std::min(m, shape.level_count - 2));  // spec 8.1
+        texels += static_cast<int64_t>(w) * h;
+    }
+    std::vector<float> level_w, level_h;
+    std::vector<int64_t> level_w_index, level_h_index, level_offset;
+    int64_t latent_texels = 0;
+    for (int k = 0; k < shape.level_count; ++k) {
+        const int w = latent_level_size(width, shape.grid_scale, k);
+        const int h = latent_level_size(height, shape.grid_scale, k);
+        level_w.push_back(static_cast<float>(w));
+        level_h.push_back(static_cast<float>(h));
+        level_w_index.push_back(w);
+        level_h_index.push_back(h);
+        level_offset.push_back(latent_texels);
+        latent_texels += static_cast<int64_t>(w) * h;
+    }
+    const auto floats = [&](const std::vector<float>& v) {
+        return torch::tensor(v, torch::TensorOptions().dtype(torch::kFloat)).to(device);
+    };
+    const auto longs = [&](const std::vector<int64_t>& v) {
+        return torch::tensor(v, torch::TensorOptions().dtype(torch::kLong)).to(device);
+    };
+    GeometryTables t;
+    t.mip_width = floats(mip_w);
+    t.mip_height = floats(mip_h);
+    t.mip_width_index = longs(mip_w_index);
+    t.mip_texel_offset = longs(mip_offset);
+    t.mip_level0 = longs(mip_level0);
+    t.level_width = floats(level_w);
+    t.level_height = floats(level_h);
+    t.level_width_index = longs(level_w_index);
+    t.level_height_index = longs(level_h_index);
+    t.level_offset = longs(level_offset);
+    t.total_target_texels = texels;
+    return t;
+}
+
+// spec 7 and 8.6: hidden layers E4M3 weights; the last layer Int8 with scale max|w| / 127 per output (or E4M3,
+// optionally scaled by max|w| / 448); FP16 biases. Scales are constants of the step (no gradient through them).
+QuantizedLayer Model::quantize_layer(size_t l) const {
+    const bool last = l + 1 == weights.size();
+    const torch::Tensor& w = weights[l];
+    QuantizedLayer q;
+    q.biases = fp16_ste(biases[l]);
+    if (!last || (network.output_weight_type == WeightType::e4m3 && !network.output_has_scale)) {
+        q.weights = fp8_ste(w);
+        return q;
+    }
+    const bool int8 = network.output_weight_type == WeightType::int8;
+    const float limit = int8 ? 127.0f : kFp8E4M3Max;
+    q.scales = (w.detach().abs().amax(1) / limit).clamp_min(kMinScale);
+    const torch::Tensor scaled = w / q.scales.unsqueeze(1);
+    const torch::Tensor rounded =
+        int8 ? torch::round(scaled.detach()).clamp(-127.0f, 127.0f) : round_fp8(scaled.detach());
+    q.weights = straight_through(rounded, scaled);
+    return q;
+}
+
+torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& mip,
+                      const ForwardMode& mode) {
+    const GeometryTables& t = model.tables;
+    const int64_t batch = x.size(0);
+    const int64_t features = model.shape.feature_count;
+
+    // spec 8 preamble: u = (x + 0.5) / w_m, v = (y + 0.5) / h_m.
+    const torch::Tensor u = (x.to(torch::kFloat) + 0.5f) / at_index(t.mip_width, mip);
+    const torch::Tensor v = (y.to(torch::kFloat) + 0.5f) / at_index(t.mip_height, mip);
+    const torch::Tensor k0 = at_index(t.mip_level0, mip);  // spec 8.1
+
+    // spec 8.2: sampling positions and the four texels of each level, k0 then k1.
+    std::vector<torch::Tensor> corner_index;
+    std::vector<torch::Tensor> frac_x, frac_y;
+    torch::Tensor px0, py0;
+    for (int level = 0; level < 2; ++level) {
+        const torch::Tensor k = level == 0 ? k0 : k0 + 1;
+        const torch::Tensor width_i = at_index(t.level_width_index, k);
+        const torch::Tensor height_i = at_index(t.level_height_index, k);
+        const torch::Tensor px = u * at_index(t.level_width, k) - 0.5f;
+        const torch::Tensor py = v * at_index(t.level_height, k) - 0.5f;
+        const torch::Tensor x0 = torch::floor(px);
+        const torch::Tensor y0 = torch::floor(py);
+        frac_x.push_back(px - x0);
+        frac_y.push_back(py - y0);
+        if (level == 0) {
+            px0 = px;
+            py0 = py;
+        }
+        const torch::Tensor ix0 = x0.to(torch::kLong);
+        const torch::Tensor iy0 = y0.to(torch::kLong);
+        const torch::Tensor xs[2] = {address(ix0, width_i, model.address_mode),
+                                     address(ix0 + 1, width_i, model.address_mode)};
+        const torch::Tensor ys[2] = {address(iy0, height_i, model.address_mode),
+                                     address(iy0 + 1, height_i, model.address_mode)};
+        const torch::Tensor base = at_index(t.level_offset, k);
+        // spec 8.3 order: (x0, y0), (x0+1, y0), (x0, y0+1), (x0+1, y0+1).
+        for (int cy = 0; cy < 2; ++cy)
+            for (int cx = 0; cx < 2; ++cx) corner_index.push_back(base + ys[cy] * width_i + xs[cx]);
+    }
+    torch::Tensor corners =
+        model.latents.index_select(0, torch::stack(corner_index, 1).reshape({-1})).view({batch, 8, features});
+    if (mode.latent_noise) corners = corners + (torch::rand_like(corners) - 0.5f) * model.latent_step();
+
+    // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, each operation rounded separately.
+    std::vector<torch::Tensor> inputs;
+    for (int level = 0; level < 2; ++level) {
+        const torch::Tensor fx = frac_x[level].unsqueeze(1);
+        const torch::Tensor fy = frac_y[level].unsqueeze(1);
+        const torch::Tensor w00 = (1.0f - fx) * (1.0f - fy);
+        const torch::Tensor w10 = fx * (1.0f - fy);
+        const torch::Tensor w01 = (1.0f - fx) * fy;
+        const torch::Tensor w11 = fx * fy;
+        const auto corner = [&](int c) { return corners.select(1, level * 4 + c); };
+        inputs.push_back(((w00 * corner(0) + w10 * corner(1)) + w01 * corner(2)) + w11 * corner(3));
+    }
+
+    // spec 8.4: saw(t) = 2 * (t - floor(t)) - 1 of px * s, py * s, px * s + 0.25, py * s + 0.25 from level k0.
+    const auto saw = [](const torch::Tensor& s) { return (s - torch::floor(s)) * 2.0f - 1.0f; };
+    std::vector<torch::Tensor> encoding;
+    for (float s : {1.0f, 2.0f, 4.0f}) {
+        const torch::Tensor sx = px0 * s;
+        const torch::Tensor sy = py0 * s;
+        encoding.push_back(saw(sx));
+        encoding.push_back(saw(sy));
+        encoding.push_back(saw(sx + 0.25f));
+        encoding.push_back(saw(sy + 0.25f));
+    }
+    // spec 8.5: [F features k0][F features k1][12 encoding][LOD m * 0.25][zeros].
+    inputs.push_back(torch::stack(encoding, 1));
+    inputs.push_back((mip.to(torch::kFloat) * 0.25f).unsqueeze(1));
+    const int64_t padding = model.network.widths.front() - (2 * features + 13);
+    if (padding > 0) inputs.push_back(torch::zeros({batch, padding}, u.options()));
+    torch::Tensor h = torch::cat(inputs, 1);
+
+    // spec 8.6: every layer's input rounded to E4M3; acc = W x'; y = acc * scale + bias; hgelu_clamped.
+    const size_t layers = model.weights.size();
+    for (size_t l = 0; l < layers; ++l) {
+        const torch::Tensor input = fp8_ste(h);
+        torch::Tensor out;
+        if (mode.quantize_weights) {
+            const QuantizedLayer q = model.quantize_layer(l);
+            out = torch::matmul(input, q.weights.t());
+            if (q.scales.defined()) out = out * q.scales;
+            out = out + q.biases;
+        } else {
+            out = torch::matmul(input, model.weights[l].t()) + model.biases[l];
+        }
+        if (l + 1 == layers) return out;
+        const torch::Tensor gate = (out * kOneThird + 0.5f).clamp(0.0f, 1.0f);
+        h = out.clamp_max(3.0f) * gate;
+    }
+    return h;
+}
+
+StepLoss training_loss(const Model& model, const TargetTensors& targets, int batch_size, const ForwardMode& mode) {
+    const GeometryTables& t = model.tables;
+    const torch::Tensor index = torch::randint(t.total_target_texels, {batch_size},
+                                               torch::TensorOptions().dtype(torch::kLong).device(t.mip_width.device()));
+    // The mip of each texel: how many mips start at or before it (minus mip 0, which starts at 0).
+    const torch::Tensor mip =
+        (index.unsqueeze(1) >= t.mip_texel_offset.unsqueeze(0)).sum(1, /*keepdim=*/false, torch::kLong) - 1;
+    const torch::Tensor local = index - at_index(t.mip_texel_offset, mip);
+    const torch::Tensor width = at_index(t.mip_width_index, mip);
+    const torch::Tensor y = torch::div(local, width, "floor");
+    const torch::Tensor x = local - y * width;
+
+    const torch::Tensor output = forward(model, x, y, mip, mode);
+    const torch::Tensor expected = targets.texels.index_select(0, index);
+    StepLoss result;
+    result.loss = ((output - expected).square() * targets.loss_weights).sum(1).mean();
+    result.squared_error = (output.detach().clamp(0.0f, 1.0f) - expected).square().mean();
+    return result;
+}
+
+}  // namespace nmc::detail

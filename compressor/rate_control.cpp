@@ -1,0 +1,121 @@
+// Rate control: byte counts of spec 6 and 7 and the latent-shape heuristic documented in docs/compressor.md.
+#include "compressor/rate_control.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace nmc {
+namespace {
+
+constexpr uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+constexpr int kHiddenWidth = 64;
+constexpr int kHiddenLayers = 3;
+constexpr int kMaxGridScale = 8;
+constexpr int kFeatureCounts[] = {4, 8, 12, 16};
+constexpr int kBitCounts[] = {1, 2, 4, 8};
+// Shapes within this fraction of the largest fitting latent byte count count as equally good (see header).
+constexpr double kNearBestFraction = 0.9;
+
+}  // namespace
+
+NetworkShape default_network_shape(int feature_count, int channel_count, const OutputLayerFormat& output) {
+    NetworkShape network;
+    network.widths.push_back(static_cast<int>(align_up(static_cast<uint64_t>(2 * feature_count + 13), 16)));
+    for (int i = 0; i < kHiddenLayers; ++i) network.widths.push_back(kHiddenWidth);
+    network.widths.push_back(channel_count);
+    network.output_weight_type = output.weight_type;
+    network.output_has_scale = output.weight_type == WeightType::int8 || output.has_scale;
+    return network;
+}
+
+int latent_level_count(int width, int height, int mip_count, int grid_scale) {
+    int count = 2;
+    while (count < mip_count + 1 && count < 16 &&
+           (latent_level_size(width, grid_scale, count - 1) > 1 || latent_level_size(height, grid_scale, count - 1) > 1))
+        ++count;
+    return count;
+}
+
+// spec 6: o_{k+1} = align16(o_k + n_k), n_k = ceil(w_k * h_k * F * b_k / 8); size = o_{K-1} + n_{K-1}.
+uint64_t latent_section_bytes(int width, int height, const LatentShape& shape) {
+    uint64_t offset = 0;
+    for (int k = 0; k < shape.level_count; ++k) {
+        const uint64_t texels = static_cast<uint64_t>(latent_level_size(width, shape.grid_scale, k)) *
+                                static_cast<uint64_t>(latent_level_size(height, shape.grid_scale, k));
+        const uint64_t bytes = (texels * static_cast<uint64_t>(shape.feature_count * shape.bits) + 7) / 8;
+        offset = (k == 0 ? 0 : align_up(offset, 16)) + bytes;
+    }
+    return offset;
+}
+
+// spec 7: weights, pad to 4, scales, biases, pad to 16, per layer.
+uint64_t weight_section_bytes(const NetworkShape& network) {
+    uint64_t size = 0;
+    const size_t layers = network.widths.size() - 1;
+    for (size_t l = 0; l < layers; ++l) {
+        const auto inputs = static_cast<uint64_t>(network.widths[l]);
+        const auto outputs = static_cast<uint64_t>(network.widths[l + 1]);
+        size = align_up(size + inputs * outputs, 4);
+        if (l + 1 == layers && network.output_has_scale) size += 4 * outputs;
+        size = align_up(size + 2 * outputs, 16);
+    }
+    return size;
+}
+
+uint64_t metadata_bytes_estimate(int texture_count, int channel_count) {
+    // Header and a three-entry table (64 + 3 * 48), up to 63 bytes of alignment before each of the three
+    // sections, and the JSON as written (uncompressed bound; zstd makes it smaller): a fixed part with the
+    // encoder and quality objects and up to 16 per-mip values, plus per texture and per pack channel.
+    const uint64_t container = 64 + 3 * 48 + 3 * 63;
+    const uint64_t json = 2048 + 700 * static_cast<uint64_t>(texture_count) + 160 * static_cast<uint64_t>(channel_count);
+    return container + json;
+}
+
+Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
+                                       double target_bpp, const OutputLayerFormat& output) {
+    if (!(target_bpp > 0) || !std::isfinite(target_bpp))
+        return Status(StatusCode::invalid_argument,
+                      "bits per texel must be a positive number, got " + std::to_string(target_bpp));
+    const auto budget = static_cast<uint64_t>(target_bpp * width * height / 8.0);
+    const uint64_t fixed = metadata_bytes_estimate(texture_count, channel_count);
+
+    std::vector<RateChoice> fitting;
+    uint64_t smallest = UINT64_MAX;
+    for (int scale = 1; scale <= kMaxGridScale; ++scale)
+        for (int features : kFeatureCounts)
+            for (int bits : kBitCounts) {
+                RateChoice choice;
+                choice.shape = {scale, features, bits, latent_level_count(width, height, mip_count, scale)};
+                choice.network = default_network_shape(features, channel_count, output);
+                choice.estimated_file_bytes = latent_section_bytes(width, height, choice.shape) +
+                                              weight_section_bytes(choice.network) + fixed;
+                choice.budget_bytes = budget;
+                smallest = std::min(smallest, choice.estimated_file_bytes);
+                if (choice.estimated_file_bytes <= budget) fitting.push_back(choice);
+            }
+    if (fitting.empty()) {
+        const double min_bpp = 8.0 * static_cast<double>(smallest) / (static_cast<double>(width) * height);
+        return Status(StatusCode::invalid_argument,
+                      "a " + std::to_string(target_bpp) + " bpp budget (" + std::to_string(budget) +
+                          " bytes) is too small for this " + std::to_string(width) + "x" + std::to_string(height) +
+                          " material: the smallest latent shape needs about " + std::to_string(smallest) +
+                          " bytes (" + std::to_string(min_bpp) + " bpp)");
+    }
+    uint64_t best_latent = 0;
+    for (const auto& c : fitting) best_latent = std::max(best_latent, latent_section_bytes(width, height, c.shape));
+    const auto near_best = [&](const RateChoice& c) {
+        return static_cast<double>(latent_section_bytes(width, height, c.shape)) >=
+               kNearBestFraction * static_cast<double>(best_latent);
+    };
+    const auto better = [&](const RateChoice& a, const RateChoice& b) {
+        if (near_best(a) != near_best(b)) return near_best(a);
+        if ((a.shape.bits == 4) != (b.shape.bits == 4)) return a.shape.bits == 4;
+        if (a.shape.grid_scale != b.shape.grid_scale) return a.shape.grid_scale < b.shape.grid_scale;
+        return a.estimated_file_bytes > b.estimated_file_bytes;
+    };
+    return *std::min_element(fitting.begin(), fitting.end(), better);
+}
+
+}  // namespace nmc

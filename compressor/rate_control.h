@@ -1,0 +1,67 @@
+// Rate control: the exact byte cost of a latent shape and a network (spec 6 and 7), and the choice of the
+// latent shape that fills a bits-per-texel budget. Pure arithmetic, no LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "format/pack.h"
+
+namespace nmc {
+
+// The latent pyramid's shape: every level has `feature_count` features of `bits` bits (spec 5.5).
+struct LatentShape {
+    int grid_scale = 4;     // S, 1..16: level 0 has one latent texel per S x S mip-0 texels
+    int feature_count = 16; // F, 1..16
+    int bits = 4;           // b, 1, 2, 4 or 8
+    int level_count = 2;    // K, 2..16
+};
+
+// The layer widths and weight types of the network, without weights (spec 5.6).
+struct NetworkShape {
+    std::vector<int> widths;                // input width, hidden widths..., output width (channel count)
+    WeightType output_weight_type = WeightType::int8;
+    bool output_has_scale = true;           // must be true for int8
+};
+
+// How the last layer's weights are stored: int8 + per-output scale (the default), or E4M3 with or without
+// a per-output scale (kept for measuring the choice).
+struct OutputLayerFormat {
+    WeightType weight_type = WeightType::int8;
+    bool has_scale = true;  // must be true for int8
+};
+
+// The default network for `feature_count` features and `channel_count` outputs: round_up(2F + 13, 16) ->
+// 64 -> 64 -> 64 -> C (spec 5.6).
+NetworkShape default_network_shape(int feature_count, int channel_count, const OutputLayerFormat& output = {});
+
+// Level count for a material: one level pair per mip (K = M + 1) until level K-1 is 1 x 1 texel, at least 2,
+// at most 16 (spec 9).
+int latent_level_count(int width, int height, int mip_count, int grid_scale);
+
+// Exact raw byte count of the LATN section (spec 6).
+uint64_t latent_section_bytes(int width, int height, const LatentShape& shape);
+
+// Exact raw byte count of the WGHT section (spec 7).
+uint64_t weight_section_bytes(const NetworkShape& network);
+
+// Estimate of everything else in the file: header, section table, alignment and the (compressed) JSON
+// metadata for `texture_count` textures with `channel_count` pack channels in total. Errs on the large side.
+uint64_t metadata_bytes_estimate(int texture_count, int channel_count);
+
+struct RateChoice {
+    LatentShape shape;
+    NetworkShape network;
+    uint64_t estimated_file_bytes = 0;
+    uint64_t budget_bytes = 0;
+};
+
+// Picks the latent shape (S 1..8, F in {4, 8, 12, 16}, b in {1, 2, 4, 8}) for a file of at most
+// target_bpp * W * H / 8 bytes. Heuristic (docs/compressor.md): among the shapes that fit, those within 10%
+// of the largest latent byte count compete; among them b = 4 is preferred, then the smaller S, then the more
+// bytes. Fails with invalid_argument when even the smallest shape does not fit or target_bpp is not positive.
+Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
+                                       double target_bpp, const OutputLayerFormat& output = {});
+
+}  // namespace nmc
