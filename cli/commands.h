@@ -15,5 +15,6 @@ struct GlobalOptions {
 
 void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
+void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 
 }  // namespace nmc::cli

@@ -27,6 +27,18 @@ int main(int argc, char** argv) {
     int exit_code = nmc::cli::kExitOk;
     nmc::cli::add_inspect_command(app, globals, exit_code);
     nmc::cli::add_scan_command(app, globals, exit_code);
+#ifdef NMC_HAS_TRAINER
+    nmc::cli::add_compress_command(app, globals, exit_code);
+#else
+    app.add_subcommand("compress", "Not in this build: it was configured without LibTorch")
+        ->allow_extras()
+        ->callback([&exit_code] {
+            std::fprintf(stderr, "nmc: error: this build has no trainer, so it cannot compress. Install LibTorch "
+                                 "(libtorch-dev on Debian, or point CMAKE_PREFIX_PATH at a LibTorch) and configure "
+                                 "with -DNMC_WITH_TRAINER=ON.\n");
+            exit_code = nmc::cli::kExitUnavailable;
+        });
+#endif
 
     app.parse_complete_callback([&] { globals.verbosity = quiet ? 0 : (verbose ? 2 : 1); });
     try {
