@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/number_formats.h"
 
@@ -251,7 +252,10 @@ Result<Model> build_model(const Pack& pack) {
     model.address_mode = pack.material.address_mode;
     model.feature_count = pack.latents.feature_count;
     for (const LatentLevel& level : pack.latents.levels) {
-        model.levels.push_back({level.width, level.height, level.codes, latent_value_table(level)});
+        ModelLevel m{level.width, level.height, level.bits, level.lo, latent_step(level.lo, level.hi, level.bits),
+                     level.codes, latent_value_table(level)};
+        m.codes.resize(m.codes.size() + kCodePadding, 0);
+        model.levels.push_back(std::move(m));
     }
     for (const Layer& layer : pack.network.layers) model.layers.push_back(convert_layer(layer));
     for (const ChannelInfo& channel : pack.channels) {

@@ -32,11 +32,18 @@ struct ModelLayer {
     int input_pairs() const { return (input_width + 1) / 2; }
 };
 
+// Bytes after a level's last code, so a 32-bit load of four codes (the AVX-512 sampler's gathers) starting at any
+// code stays inside the array.
+constexpr size_t kCodePadding = 3;
+
 struct ModelLevel {
     int width = 0;
     int height = 0;
-    std::vector<uint8_t> codes;   // one byte per feature, as in the Pack
-    std::vector<float> values;    // spec 6: the dequantised value of each code
+    int bits = 0;
+    float lo = 0;                 // spec 6: value = lo + q * step
+    float step = 0;
+    std::vector<uint8_t> codes;   // one byte per feature, as in the Pack, then kCodePadding zero bytes
+    std::vector<float> values;    // spec 6: the dequantised value of each code, values[q] = lo + q * step
 };
 
 struct Model {

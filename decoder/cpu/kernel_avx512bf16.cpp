@@ -59,6 +59,149 @@ inline __m512 output_transform(__m512 o, float lo, float hi) {
 
 inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh&>(v); }
 
+// spec 8.2-8.3 for one level and 16 texels: the sample position, the four taps' first-code indices and the
+// bilinear weights. The same operations as reference_math's sample_position / address_texel / bilinear_weights.
+struct LevelTaps {
+    __m512 px, py;
+    __m512i a, b, c, d;  // index of feature 0 of taps (x0, y0), (x0+1, y0), (x0, y0+1), (x0+1, y0+1)
+    __m512 w00, w10, w01, w11;
+};
+
+// Wrapped or clamped coordinates of x0 and x0 + 1 for x0 in [-1, size - 1] (the only case handled here).
+inline void address_pair(__m512i x0, int size, AddressMode mode, __m512i& first, __m512i& second) {
+    const __m512i x1 = _mm512_add_epi32(x0, _mm512_set1_epi32(1));
+    const __m512i last = _mm512_set1_epi32(size - 1);
+    if (mode == AddressMode::wrap) {
+        first = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(x0, _mm512_setzero_si512()), x0, last);
+        second = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(x1, last), x1, _mm512_setzero_si512());
+    } else {
+        first = _mm512_max_epi32(x0, _mm512_setzero_si512());
+        second = _mm512_min_epi32(x1, last);
+    }
+}
+
+// False if a lane's x0 or y0 lies outside [-1, size - 1] (coordinates outside [0, 1] and a bit): the caller
+// then samples with the scalar reference code, which handles any coordinate.
+inline bool level_taps(const LatentLevelView& level, AddressMode mode, __m512 u, __m512 v, LevelTaps& taps) {
+    const __m512 half = _mm512_set1_ps(0.5f);
+    taps.px = _mm512_sub_ps(_mm512_mul_ps(u, _mm512_set1_ps(static_cast<float>(level.width))), half);
+    taps.py = _mm512_sub_ps(_mm512_mul_ps(v, _mm512_set1_ps(static_cast<float>(level.height))), half);
+    const __m512 fx0 = _mm512_roundscale_ps(taps.px, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 fy0 = _mm512_roundscale_ps(taps.py, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 minus_one = _mm512_set1_ps(-1.0f);
+    const __mmask16 inside =
+        _mm512_cmp_ps_mask(fx0, minus_one, _CMP_GE_OQ) &
+        _mm512_cmp_ps_mask(fx0, _mm512_set1_ps(static_cast<float>(level.width - 1)), _CMP_LE_OQ) &
+        _mm512_cmp_ps_mask(fy0, minus_one, _CMP_GE_OQ) &
+        _mm512_cmp_ps_mask(fy0, _mm512_set1_ps(static_cast<float>(level.height - 1)), _CMP_LE_OQ);
+    if (inside != 0xFFFF) return false;
+    __m512i xa, xb, ya, yb;
+    address_pair(_mm512_cvtps_epi32(fx0), level.width, mode, xa, xb);
+    address_pair(_mm512_cvtps_epi32(fy0), level.height, mode, ya, yb);
+    const __m512i w = _mm512_set1_epi32(level.width);
+    const __m512i f = _mm512_set1_epi32(level.feature_count);
+    const __m512i row_a = _mm512_mullo_epi32(ya, w);
+    const __m512i row_b = _mm512_mullo_epi32(yb, w);
+    taps.a = _mm512_mullo_epi32(_mm512_add_epi32(row_a, xa), f);
+    taps.b = _mm512_mullo_epi32(_mm512_add_epi32(row_a, xb), f);
+    taps.c = _mm512_mullo_epi32(_mm512_add_epi32(row_b, xa), f);
+    taps.d = _mm512_mullo_epi32(_mm512_add_epi32(row_b, xb), f);
+    const __m512 fx = _mm512_sub_ps(taps.px, fx0);
+    const __m512 fy = _mm512_sub_ps(taps.py, fy0);
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 gx = _mm512_sub_ps(one, fx);
+    const __m512 gy = _mm512_sub_ps(one, fy);
+    taps.w00 = _mm512_mul_ps(gx, gy);
+    taps.w10 = _mm512_mul_ps(fx, gy);
+    taps.w01 = _mm512_mul_ps(gx, fy);
+    taps.w11 = _mm512_mul_ps(fx, fy);
+    return true;
+}
+
+// spec 6: the value of 16 codes; through the level's value table (in a register) up to 4 bits, else lo + q * step,
+// which is how the table's entries were computed.
+inline __m512 dequantise(const ModelLevel& level, __m512 table, __m512i q) {
+    if (level.bits <= 4) return _mm512_permutexvar_ps(q, table);
+    return _mm512_add_ps(_mm512_set1_ps(level.lo), _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(level.step)));
+}
+
+// spec 8.3: the F features of one level for 16 texels into x[(first + j) * 16 + t]. Each 32-bit gather fetches
+// four consecutive codes of a tap (the level's codes are padded so the last one stays in bounds).
+inline void sample_level(const ModelLevel& level, int feature_count, const LevelTaps& taps, int first, float* x) {
+    const unsigned entries = 1u << std::min(level.bits, 4);
+    const __m512 table = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << entries) - 1u), level.values.data());
+    const __m512i byte = _mm512_set1_epi32(0xFF);
+    for (int g = 0; g < feature_count; g += 4) {
+        const __m512i offset = _mm512_set1_epi32(g);
+        __m512i qa = _mm512_i32gather_epi32(_mm512_add_epi32(taps.a, offset), level.codes.data(), 1);
+        __m512i qb = _mm512_i32gather_epi32(_mm512_add_epi32(taps.b, offset), level.codes.data(), 1);
+        __m512i qc = _mm512_i32gather_epi32(_mm512_add_epi32(taps.c, offset), level.codes.data(), 1);
+        __m512i qd = _mm512_i32gather_epi32(_mm512_add_epi32(taps.d, offset), level.codes.data(), 1);
+        for (int j = g; j < std::min(g + 4, feature_count); ++j) {
+            const __m512 a = dequantise(level, table, _mm512_and_si512(qa, byte));
+            const __m512 b = dequantise(level, table, _mm512_and_si512(qb, byte));
+            const __m512 c = dequantise(level, table, _mm512_and_si512(qc, byte));
+            const __m512 d = dequantise(level, table, _mm512_and_si512(qd, byte));
+            // value = ((w00 * a + w10 * b) + w01 * c) + w11 * d
+            const __m512 value = _mm512_add_ps(
+                _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(taps.w00, a), _mm512_mul_ps(taps.w10, b)),
+                              _mm512_mul_ps(taps.w01, c)),
+                _mm512_mul_ps(taps.w11, d));
+            _mm512_store_ps(x + (first + j) * kTileTexels, value);
+            qa = _mm512_srli_epi32(qa, 8);
+            qb = _mm512_srli_epi32(qb, 8);
+            qc = _mm512_srli_epi32(qc, 8);
+            qd = _mm512_srli_epi32(qd, 8);
+        }
+    }
+}
+
+// spec 8.4: saw(t) = 2 * (t - floor(t)) - 1.
+inline __m512 saw(__m512 t) {
+    const __m512 frac = _mm512_sub_ps(t, _mm512_roundscale_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    return _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f), frac), _mm512_set1_ps(1.0f));
+}
+
+// spec 8.1-8.5 for 16 queries of one mip at once, into x[i * 16 + t]: the same operations as reference_math's
+// assemble_input, lane by lane. False (x unspecified) where level_taps declines a lane.
+bool assemble_input_x16(const Model& model, const TexelQuery* queries, float* x) {
+    alignas(64) float u[kTileTexels];
+    alignas(64) float v[kTileTexels];
+    const int mip = queries[0].mip;
+    for (int t = 0; t < kTileTexels; ++t) {
+        if (queries[t].mip != mip) return false;
+        u[t] = queries[t].u;
+        v[t] = queries[t].v;
+    }
+    const int k0 = first_level_of_mip(mip, static_cast<int>(model.levels.size()));
+    const __m512 uv = _mm512_load_ps(u);
+    const __m512 vv = _mm512_load_ps(v);
+    LevelTaps taps0;
+    LevelTaps taps1;
+    if (!level_taps(model.level_view(k0), model.address_mode, uv, vv, taps0) ||
+        !level_taps(model.level_view(k0 + 1), model.address_mode, uv, vv, taps1)) {
+        return false;
+    }
+    const int f = model.feature_count;
+    sample_level(model.levels[static_cast<size_t>(k0)], f, taps0, 0, x);
+    sample_level(model.levels[static_cast<size_t>(k0) + 1], f, taps1, f, x);
+    for (int o = 0; o < 3; ++o) {
+        const __m512 s = _mm512_set1_ps(static_cast<float>(1 << o));
+        const __m512 quarter = _mm512_set1_ps(0.25f);
+        const __m512 pxs = _mm512_mul_ps(taps0.px, s);
+        const __m512 pys = _mm512_mul_ps(taps0.py, s);
+        _mm512_store_ps(x + (2 * f + 4 * o + 0) * kTileTexels, saw(pxs));
+        _mm512_store_ps(x + (2 * f + 4 * o + 1) * kTileTexels, saw(pys));
+        _mm512_store_ps(x + (2 * f + 4 * o + 2) * kTileTexels, saw(_mm512_add_ps(pxs, quarter)));
+        _mm512_store_ps(x + (2 * f + 4 * o + 3) * kTileTexels, saw(_mm512_add_ps(pys, quarter)));
+    }
+    _mm512_store_ps(x + (2 * f + 12) * kTileTexels, _mm512_set1_ps(static_cast<float>(mip) * 0.25f));
+    for (int i = 2 * f + 13; i < model.layers[0].input_width; ++i) {
+        _mm512_store_ps(x + i * kTileTexels, _mm512_setzero_ps());
+    }
+    return true;
+}
+
 }  // namespace
 
 bool avx512bf16_supported() {
@@ -81,13 +224,18 @@ void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int c
     alignas(64) float x[kMaxLayerWidth * kTileTexels];      // layer 0's input, [i * 16 + t]
     alignas(64) uint32_t pairs_a[kMaxLayerWidth / 2 * kTileTexels];  // a layer's input as bf16 pairs, [p * 16 + t]
     alignas(64) uint32_t pairs_b[kMaxLayerWidth / 2 * kTileTexels];
-    float row[kMaxLayerWidth];
 
-    // spec 8.1-8.5 per texel; lanes past `count` repeat the last query and are not stored by the caller.
+    // spec 8.1-8.5; lanes past `count` repeat the last query and are not stored by the caller. Tiles of one mip
+    // near the unit square are sampled 16 texels at a time, others texel by texel with the scalar reference code.
     const ModelLayer& first = model.layers[0];
-    for (int t = 0; t < kTileTexels; ++t) {
-        model.assemble_input(queries[std::min(t, count - 1)], row);
-        for (int i = 0; i < first.input_width; ++i) x[i * kTileTexels + t] = row[i];
+    TexelQuery tile[kTileTexels];
+    for (int t = 0; t < kTileTexels; ++t) tile[t] = queries[std::min(t, count - 1)];
+    if (!assemble_input_x16(model, tile, x)) {
+        float row[kMaxLayerWidth];
+        for (int t = 0; t < kTileTexels; ++t) {
+            model.assemble_input(tile[t], row);
+            for (int i = 0; i < first.input_width; ++i) x[i * kTileTexels + t] = row[i];
+        }
     }
     // spec 8.6: x'[i] = fp8(x[i]), held as bf16 pairs (exact).
     for (int p = 0; p < first.input_pairs(); ++p) {
