@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
                 pack.material.width, pack.material.height, pack.material.mip_count, pack.latents.levels.size(),
                 options.feature_count, options.channel_count, threads);
 
-    for (nmc::CpuIsa isa : {nmc::CpuIsa::portable, nmc::CpuIsa::avx512bf16}) {
+    for (nmc::CpuIsa isa : {nmc::CpuIsa::portable, nmc::CpuIsa::avx2, nmc::CpuIsa::avx512bf16}) {
         nmc::Result<nmc::CpuDecoder> decoder = nmc::CpuDecoder::create(pack, {threads, isa});
         if (!decoder.ok()) {
             std::printf("%-11s unavailable: %s\n", nmc::to_string(isa), decoder.status().to_string().c_str());

@@ -66,6 +66,7 @@ const char* to_string(CpuIsa isa) {
     switch (isa) {
         case CpuIsa::automatic: return "automatic";
         case CpuIsa::portable: return "portable";
+        case CpuIsa::avx2: return "avx2";
         case CpuIsa::avx512bf16: return "avx512bf16";
     }
     return "unknown";
@@ -76,17 +77,22 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
         return Status(StatusCode::invalid_argument,
                       "CpuDecoder: threads must be 0 (all cores) or positive, got " + std::to_string(options.threads));
     }
-#if NMC_HAVE_AVX512BF16_KERNEL
+#if NMC_HAVE_X86_KERNELS
+    const bool have_avx2 = cpu_detail::avx2_supported();
     const bool have_avx512bf16 = cpu_detail::avx512bf16_supported();
 #else
+    const bool have_avx2 = false;
     const bool have_avx512bf16 = false;
 #endif
     CpuIsa isa = options.isa;
-    if (isa == CpuIsa::automatic) isa = have_avx512bf16 ? CpuIsa::avx512bf16 : CpuIsa::portable;
-    if (isa == CpuIsa::avx512bf16 && !have_avx512bf16) {
+    if (isa == CpuIsa::automatic) {
+        isa = have_avx512bf16 ? CpuIsa::avx512bf16 : (have_avx2 ? CpuIsa::avx2 : CpuIsa::portable);
+    }
+    if ((isa == CpuIsa::avx512bf16 && !have_avx512bf16) || (isa == CpuIsa::avx2 && !have_avx2)) {
         return Status(StatusCode::backend_unavailable,
-                      "CpuDecoder: the avx512bf16 kernel needs a CPU with AVX-512F/BW/VL/DQ and AVX512-BF16 and an "
-                      "x86-64 build; use isa automatic or portable");
+                      std::string("CpuDecoder: this CPU or build cannot run the ") + to_string(isa) +
+                          " kernel (avx2 needs AVX2 and FMA, avx512bf16 AVX-512F/BW/VL/DQ and AVX512-BF16, both an "
+                          "x86-64 build); use isa automatic or portable");
     }
     Result<cpu_detail::Model> model = cpu_detail::build_model(pack);
     if (!model.ok()) return model.status();
@@ -98,9 +104,13 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
 int CpuDecoder::channel_count() const { return model_->channel_count(); }
 
 void CpuDecoder::decode_tile(const TexelQuery* queries, int count, float* out) const {
-#if NMC_HAVE_AVX512BF16_KERNEL
+#if NMC_HAVE_X86_KERNELS
     if (isa_ == CpuIsa::avx512bf16) {
         cpu_detail::decode_tile_avx512bf16(*model_, queries, count, out);
+        return;
+    }
+    if (isa_ == CpuIsa::avx2) {
+        cpu_detail::decode_tile_avx2(*model_, queries, count, out);
         return;
     }
 #endif
@@ -179,15 +189,24 @@ Status CpuDecoder::decode_queries(const std::vector<TexelQuery>& queries, std::v
                                                       ") is not finite within +-65536"};
         }
     }
+    // Queries grouped by mip (a stable counting sort), so that tiles share a mip and the kernels can sample 16
+    // texels at a time. A texel's values do not depend on the tile it is decoded in, so no value changes.
+    std::vector<size_t> order(queries.size());
+    std::vector<size_t> next(static_cast<size_t>(model.mip_count) + 1, 0);
+    for (const TexelQuery& q : queries) ++next[static_cast<size_t>(q.mip) + 1];
+    for (size_t m = 1; m < next.size(); ++m) next[m] += next[m - 1];
+    for (size_t i = 0; i < queries.size(); ++i) order[next[static_cast<size_t>(queries[i].mip)]++] = i;
+
     const size_t c_count = static_cast<size_t>(model.channel_count());
     out.resize(queries.size() * c_count);
     const auto sink = [&](size_t first, int count, const float* values) {
         for (size_t t = 0; t < static_cast<size_t>(count); ++t) {
-            for (size_t c = 0; c < c_count; ++c) out[(first + t) * c_count + c] = values[c * kTileTexels + t];
+            float* texel = &out[order[first + t] * c_count];
+            for (size_t c = 0; c < c_count; ++c) texel[c] = values[c * kTileTexels + t];
         }
     };
     for_each_tile(
-        threads_, queries.size(), [&](size_t i) { return queries[i]; },
+        threads_, queries.size(), [&](size_t i) { return queries[order[i]]; },
         [this](auto... args) { decode_tile(args...); }, sink);
     return Status::success();
 }

@@ -221,14 +221,14 @@ ModelLayer convert_layer(const Layer& layer) {
     const size_t in = static_cast<size_t>(m.input_width);
     const size_t out = static_cast<size_t>(m.output_width);
     const size_t padded = static_cast<size_t>(m.padded_output_width);
-    m.weights.resize(in * out);
+    m.weights.assign(in * padded, 0.0f);
     m.weight_pairs.assign(static_cast<size_t>(m.input_pairs()) * padded, 0u);
     m.scales.assign(padded, 1.0f);
     m.biases.assign(padded, 0.0f);
     for (size_t n = 0; n < out; ++n) {
         for (size_t i = 0; i < in; ++i) {
             const float w = weight_value(layer, n * in + i);
-            m.weights[i * out + n] = w;
+            m.weights[i * padded + n] = w;
             m.weight_pairs[(i / 2) * padded + n] |= bf16_bits(w) << (16 * (i % 2));
         }
         if (layer.has_scale()) m.scales[n] = layer.scales[n];

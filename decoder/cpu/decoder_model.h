@@ -21,7 +21,8 @@ struct ModelLayer {
     int input_width = 0;
     int output_width = 0;
     int padded_output_width = 0;        // output_width rounded up to a multiple of kTileTexels
-    // Portable kernel: W[n][i] as float at [i * output_width + n], so the loop over outputs vectorises.
+    // Portable and AVX2 kernels: W[n][i] as float at [i * padded_output_width + n], zero beyond the matrix, so
+    // the loop over outputs vectorises and the AVX2 kernel's blocks of outputs stay in bounds.
     std::vector<float> weights;
     // AVX-512 BF16 kernel: at [p * padded_output_width + n] the bf16 codes of W[n][2p] (low half) and
     // W[n][2p+1] (high half), zero beyond the matrix. E4M3 and Int8 values are exact in bf16.
@@ -85,7 +86,14 @@ void decode_tile_portable(const Model& model, const TexelQuery* queries, int cou
 // operations on the float32 bits. The portable version auto-vectorises.
 void round_to_fp8_portable(const float* in, float* out, size_t n);
 
-#if NMC_HAVE_AVX512BF16_KERNEL
+#if NMC_HAVE_X86_KERNELS
+// Whether this CPU runs the AVX2 kernel (AVX2 and FMA).
+bool avx2_supported();
+// As decode_tile_portable, 8 texels per register; the caller checks avx2_supported() first.
+void decode_tile_avx2(const Model& model, const TexelQuery* queries, int count, float* out);
+// As round_to_fp8_portable, with AVX2; the caller checks avx2_supported() first.
+void round_to_fp8_avx2(const float* in, float* out, size_t n);
+
 // Whether this CPU runs the AVX-512 BF16 kernel (AVX-512F/BW/VL/DQ and AVX512-BF16).
 bool avx512bf16_supported();
 // As decode_tile_portable; the caller checks avx512bf16_supported() first.

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "decoder/cpu/decoder_model.h"
@@ -174,6 +175,8 @@ bool assemble_input_x16(const Model& model, const TexelQuery* queries, float* x)
         v[t] = queries[t].v;
     }
     const int k0 = first_level_of_mip(mip, static_cast<int>(model.levels.size()));
+    // The gathers index codes with int32 (levels up to 2 GiB of codes; larger ones take the scalar path).
+    if (model.levels[static_cast<size_t>(k0)].codes.size() > static_cast<size_t>(INT32_MAX)) return false;
     const __m512 uv = _mm512_load_ps(u);
     const __m512 vv = _mm512_load_ps(v);
     LevelTaps taps0;

@@ -52,13 +52,14 @@ void decode_tile_portable(const Model& model, const TexelQuery* queries, int cou
         for (size_t l = 0; l <= last; ++l) {
             const ModelLayer& layer = model.layers[l];
             const size_t n_out = static_cast<size_t>(layer.output_width);
+            const size_t stride = static_cast<size_t>(layer.padded_output_width);
             // spec 8.6: x'[i] = fp8(x[i]); acc[n] = sum over i of W[n][i] * x'[i] (float32, input order; each
             // product is exact, so a contracted multiply-add would give the same sum).
             for (size_t n = 0; n < n_out; ++n) y[n] = 0.0f;
             for (size_t i = 0; i < static_cast<size_t>(layer.input_width); ++i) {
                 const float xi = round_to_fp8(x[i]);
                 if (xi == 0.0f) continue;  // adding a zero product leaves a sum that started at +0 unchanged
-                const float* w = &layer.weights[i * n_out];
+                const float* w = &layer.weights[i * stride];
                 for (size_t n = 0; n < n_out; ++n) y[n] += w[n] * xi;
             }
             // y[n] = acc[n] * scale[n] + bias[n]; hidden layers then the activation, the last the output (8.7).

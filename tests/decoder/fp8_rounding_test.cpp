@@ -60,7 +60,16 @@ TEST(Fp8Rounding, PortableMatchesCoreOnDenseSweep) {
     expect_matches_core(inputs, rounded);
 }
 
-#if NMC_HAVE_AVX512BF16_KERNEL
+#if NMC_HAVE_X86_KERNELS
+TEST(Fp8Rounding, Avx2MatchesCoreOnDenseSweep) {
+    if (!cpu_detail::avx2_supported()) GTEST_SKIP() << "this CPU lacks AVX2 and FMA";
+    std::vector<float> inputs = sweep_inputs();
+    inputs.resize(inputs.size() - 5);  // an odd count exercises the tail
+    std::vector<float> rounded(inputs.size());
+    cpu_detail::round_to_fp8_avx2(inputs.data(), rounded.data(), inputs.size());
+    expect_matches_core(inputs, rounded);
+}
+
 TEST(Fp8Rounding, Avx512MatchesCoreOnDenseSweep) {
     if (!cpu_detail::avx512bf16_supported()) GTEST_SKIP() << "this CPU lacks AVX-512 BF16";
     std::vector<float> inputs = sweep_inputs();
