@@ -22,7 +22,9 @@ struct InspectOptions {
     bool json = false;
 };
 
-const char* compression_name(int compression) { return compression == 1 ? "zstd" : "none"; }
+const char* compression_name(int compression) {
+    return compression == 1 ? "zstd" : "none";
+}
 
 std::string hex32(uint32_t v) {
     char buf[16];
@@ -46,7 +48,9 @@ Derived derive(const Pack& pack, const ContainerInfo& container) {
 
 uint64_t level_bytes(const LatentLevel& l, int feature_count) {
     return (static_cast<uint64_t>(l.width) * static_cast<uint64_t>(l.height) * static_cast<uint64_t>(feature_count) *
-                static_cast<uint64_t>(l.bits) + 7) / 8;
+                static_cast<uint64_t>(l.bits) +
+            7) /
+           8;
 }
 
 std::string source_text(const ChannelSource& s) {
@@ -58,16 +62,20 @@ std::string source_text(const ChannelSource& s) {
             std::snprintf(buf, sizeof buf, "constant %g", static_cast<double>(s.constant_value));
             return buf;
         }
-        case ChannelSource::Kind::normal_z: return "rebuilt normal Z";
+        case ChannelSource::Kind::normal_z:
+            return "rebuilt normal Z";
     }
     return "unknown";
 }
 
 const char* source_kind_name(ChannelSource::Kind k) {
     switch (k) {
-        case ChannelSource::Kind::pack: return "pack";
-        case ChannelSource::Kind::constant: return "constant";
-        case ChannelSource::Kind::normal_z: return "normal_z";
+        case ChannelSource::Kind::pack:
+            return "pack";
+        case ChannelSource::Kind::constant:
+            return "constant";
+        case ChannelSource::Kind::normal_z:
+            return "normal_z";
     }
     return "unknown";
 }
@@ -102,10 +110,14 @@ Json report_json(const std::string& path, const Pack& pack, const ContainerInfo&
     j["sections"] = std::move(sections);
     const MaterialInfo& m = pack.material;
     Json mips = Json::array();
-    for (int mip = 0; mip < m.mip_count; ++mip) mips.push_back({{"width", m.mip_width(mip)}, {"height", m.mip_height(mip)}});
-    j["material"] = {{"name", m.name},         {"width", m.width},
-                     {"height", m.height},     {"mip_count", m.mip_count},
-                     {"address_mode", to_string(m.address_mode)}, {"mips", std::move(mips)}};
+    for (int mip = 0; mip < m.mip_count; ++mip)
+        mips.push_back({{"width", m.mip_width(mip)}, {"height", m.mip_height(mip)}});
+    j["material"] = {{"name", m.name},
+                     {"width", m.width},
+                     {"height", m.height},
+                     {"mip_count", m.mip_count},
+                     {"address_mode", to_string(m.address_mode)},
+                     {"mips", std::move(mips)}};
     Json channels = Json::array();
     for (const ChannelInfo& c : pack.channels)
         channels.push_back({{"name", c.name}, {"range", {static_cast<double>(c.lo), static_cast<double>(c.hi)}}});
@@ -161,21 +173,29 @@ Json report_json(const std::string& path, const Pack& pack, const ContainerInfo&
                     {"weight_bytes", d.weight_bytes},
                     {"layers", std::move(layers)}};
     const EncoderInfo& e = pack.encoder;
-    j["encoder"] = {{"tool", e.tool},         {"preset", e.preset},
-                    {"target_bpp", e.target_bpp}, {"steps", e.steps},
-                    {"seed", e.seed},         {"device", e.device},
-                    {"training_seconds", e.training_seconds}, {"source_folder", e.source_folder}};
+    j["encoder"] = {{"tool", e.tool},
+                    {"preset", e.preset},
+                    {"target_bpp", e.target_bpp},
+                    {"steps", e.steps},
+                    {"seed", e.seed},
+                    {"device", e.device},
+                    {"training_seconds", e.training_seconds},
+                    {"source_folder", e.source_folder}};
     const QualityReport& q = pack.quality;
     if (q.present) {
         Json per_texture = Json::array();
         for (const TextureQuality& t : q.textures) {
             Json tj = {{"texture", t.texture}, {"psnr_db", t.psnr_db}, {"channels", t.channels}, {"mips", t.mips}};
             if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            if (t.psnr8_mip0_db != 0) tj["psnr8_mip0_db"] = t.psnr8_mip0_db;
             per_texture.push_back(std::move(tj));
         }
-        j["quality"] = {{"psnr_db", q.psnr_db},     {"bits_per_texel", q.bits_per_texel},
-                        {"psnr8_mip0_db", q.psnr8_mip0_db}, {"channels", q.channels},
-                        {"mips", q.mips},           {"textures", std::move(per_texture)}};
+        j["quality"] = {{"psnr_db", q.psnr_db},
+                        {"bits_per_texel", q.bits_per_texel},
+                        {"psnr8_mip0_db", q.psnr8_mip0_db},
+                        {"channels", q.channels},
+                        {"mips", q.mips},
+                        {"textures", std::move(per_texture)}};
     } else {
         j["quality"] = nullptr;
     }
@@ -239,8 +259,8 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
     }
 
     const Network& n = pack.network;
-    std::printf("\nnetwork        %zu layers, activation %s, %llu weight bytes\n", n.layers.size(), n.activation.c_str(),
-                static_cast<unsigned long long>(d.weight_bytes));
+    std::printf("\nnetwork        %zu layers, activation %s, %llu weight bytes\n", n.layers.size(),
+                n.activation.c_str(), static_cast<unsigned long long>(d.weight_bytes));
     for (size_t i = 0; i < n.layers.size(); ++i) {
         const Layer& l = n.layers[i];
         std::printf("  layer %zu      %3d -> %3d  %-4s  %6zu weight bytes", i, l.input_width, l.output_width,
@@ -279,6 +299,7 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
         if (!t.channels.empty()) std::printf(", channels %s", list_text(t.channels).c_str());
         if (!t.mips.empty()) std::printf(", mips %s", list_text(t.mips).c_str());
         if (t.mean_angle_deg >= 0) std::printf(", mean angle %.2f deg", t.mean_angle_deg);
+        if (t.psnr8_mip0_db != 0) std::printf(", psnr8 mip 0 %.2f dB", t.psnr8_mip0_db);
         std::printf("\n");
     }
 }
@@ -291,7 +312,9 @@ int run_inspect(const InspectOptions& options, int verbosity) {
         return exit_code_for(pack.status());
     }
     if (options.json) {
-        std::printf("%s\n", report_json(options.path, *pack, container).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+        std::printf(
+            "%s\n",
+            report_json(options.path, *pack, container).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
     } else {
         print_text(options.path, *pack, container, verbosity);
     }

@@ -39,7 +39,9 @@ constexpr bool kCompareChecksums = false;
 constexpr bool kCompareChecksums = true;
 #endif
 
-uint64_t align64(uint64_t x) { return (x + 63) & ~uint64_t{63}; }
+uint64_t align64(uint64_t x) {
+    return (x + 63) & ~uint64_t{63};
+}
 
 // spec 3.3: where the first section starts.
 uint64_t first_section_offset(uint64_t section_count) {
@@ -59,9 +61,13 @@ struct DCtxDeleter {
     void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
 };
 
-Status corrupt(const std::string& message) { return Status(StatusCode::corrupt, message); }
+Status corrupt(const std::string& message) {
+    return Status(StatusCode::corrupt, message);
+}
 
-std::string section_name(const SectionEntry& e) { return "section " + quote_fourcc(e.fourcc); }
+std::string section_name(const SectionEntry& e) {
+    return "section " + quote_fourcc(e.fourcc);
+}
 
 // True when every byte of [begin, end) is zero.
 bool all_zero(const uint8_t* data, uint64_t begin, uint64_t end) {
@@ -83,14 +89,14 @@ Status decompress(const uint8_t* stored, LoadedSection& section) {
     const unsigned long long content_size = ZSTD_getFrameContentSize(stored, stored_size);
     if (content_size == ZSTD_CONTENTSIZE_ERROR) return corrupt(where + ": not a zstd frame");
     if (content_size != ZSTD_CONTENTSIZE_UNKNOWN && content_size != raw_size)
-        return corrupt(where + ": zstd frame content size " + std::to_string(content_size) +
-                       " differs from raw_size " + std::to_string(raw_size));
+        return corrupt(where + ": zstd frame content size " + std::to_string(content_size) + " differs from raw_size " +
+                       std::to_string(raw_size));
     std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
     if (!dctx) return Status(StatusCode::internal, where + ": ZSTD_createDCtx failed");
     // raw_size was checked against spec 9 (1 GiB, 64 x stored) before this allocation.
     section.decompressed.resize(static_cast<size_t>(raw_size));
-    const size_t produced = ZSTD_decompressDCtx(dctx.get(), section.decompressed.data(), section.decompressed.size(),
-                                                stored, stored_size);
+    const size_t produced =
+        ZSTD_decompressDCtx(dctx.get(), section.decompressed.data(), section.decompressed.size(), stored, stored_size);
     NMC_RETURN_IF_ERROR(zstd_check(produced, "ZSTD_decompressDCtx", where));
     if (produced != raw_size)
         return corrupt(where + ": zstd frame decompressed to " + std::to_string(produced) + " bytes, raw_size is " +
@@ -110,8 +116,7 @@ Status check_entry(const SectionEntry& e, uint32_t flags, uint64_t reserved, uin
         return corrupt(where + ": reserved compression method " + std::to_string(e.compression) +
                        " (expected 0 none or 1 zstd)");
     if (reserved != 0) return corrupt(where + ": reserved field is not zero");
-    if (e.offset % 64 != 0)
-        return corrupt(where + ": offset " + std::to_string(e.offset) + " is not a multiple of 64");
+    if (e.offset % 64 != 0) return corrupt(where + ": offset " + std::to_string(e.offset) + " is not a multiple of 64");
     if (e.offset < expected_offset)
         return corrupt(where + ": offset " + std::to_string(e.offset) + " overlaps what precedes it (expected " +
                        std::to_string(expected_offset) + ")");
@@ -129,32 +134,34 @@ Status check_entry(const SectionEntry& e, uint32_t flags, uint64_t reserved, uin
         return Status(StatusCode::limit_exceeded, where + ": raw_size " + std::to_string(e.raw_size) +
                                                       " exceeds the limit of " + std::to_string(kMaxMetadataSize));
     if (e.compression == 0 && e.raw_size != e.stored_size)
-        return corrupt(where + ": uncompressed but raw_size " + std::to_string(e.raw_size) + " differs from stored_size " +
-                       std::to_string(e.stored_size));
+        return corrupt(where + ": uncompressed but raw_size " + std::to_string(e.raw_size) +
+                       " differs from stored_size " + std::to_string(e.stored_size));
     if (e.compression == 1 && e.raw_size / kMaxCompressionRatio > e.stored_size)
-        return Status(StatusCode::limit_exceeded, where + ": raw_size " + std::to_string(e.raw_size) + " is more than " +
-                                                      std::to_string(kMaxCompressionRatio) + " x stored_size " +
-                                                      std::to_string(e.stored_size));
+        return Status(StatusCode::limit_exceeded, where + ": raw_size " + std::to_string(e.raw_size) +
+                                                      " is more than " + std::to_string(kMaxCompressionRatio) +
+                                                      " x stored_size " + std::to_string(e.stored_size));
     return Status::success();
 }
 
 // spec 4: the sections this version knows, all required.
-bool is_known_section(const std::string& fourcc) { return fourcc == "META" || fourcc == "LATN" || fourcc == "WGHT"; }
+bool is_known_section(const std::string& fourcc) {
+    return fourcc == "META" || fourcc == "LATN" || fourcc == "WGHT";
+}
 
 }  // namespace
 
 std::string quote_fourcc(const std::string& fourcc) {
     for (const char c : fourcc)
-        if (c < 0x20 || c > 0x7E) return "0x" + hex_bytes(reinterpret_cast<const uint8_t*>(fourcc.data()), fourcc.size());
+        if (c < 0x20 || c > 0x7E)
+            return "0x" + hex_bytes(reinterpret_cast<const uint8_t*>(fourcc.data()), fourcc.size());
     return "'" + fourcc + "'";
 }
 
 Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress,
                                              int zstd_level) {
     if (sections.empty() || sections.size() > kMaxSectionCount)
-        return Status(StatusCode::invalid_argument,
-                      "section count " + std::to_string(sections.size()) + " outside 1.." +
-                          std::to_string(kMaxSectionCount));
+        return Status(StatusCode::invalid_argument, "section count " + std::to_string(sections.size()) +
+                                                        " outside 1.." + std::to_string(kMaxSectionCount));
     if (compress && (zstd_level < ZSTD_minCLevel() || zstd_level > ZSTD_maxCLevel()))
         return Status(StatusCode::invalid_argument, "zstd level " + std::to_string(zstd_level) + " outside " +
                                                         std::to_string(ZSTD_minCLevel()) + ".." +
@@ -172,7 +179,8 @@ Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& 
     for (size_t i = 0; i < sections.size(); ++i) {
         const SectionPayload& s = sections[i];
         if (s.fourcc.size() != 4 || quote_fourcc(s.fourcc).front() != '\'')
-            return Status(StatusCode::invalid_argument, "fourcc " + quote_fourcc(s.fourcc) + " is not 4 printable ASCII characters");
+            return Status(StatusCode::invalid_argument,
+                          "fourcc " + quote_fourcc(s.fourcc) + " is not 4 printable ASCII characters");
         if (!seen.insert(s.fourcc).second)
             return Status(StatusCode::invalid_argument, "section " + quote_fourcc(s.fourcc) + " appears twice");
         if (s.raw.size() > kMaxSectionRawSize)
@@ -186,8 +194,8 @@ Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& 
         e.raw_crc = crc32c(s.raw.data(), s.raw.size());
         if (compress && !s.raw.empty()) {
             std::vector<uint8_t> buffer(ZSTD_compressBound(s.raw.size()));
-            const size_t n = ZSTD_compressCCtx(cctx.get(), buffer.data(), buffer.size(), s.raw.data(), s.raw.size(),
-                                               zstd_level);
+            const size_t n =
+                ZSTD_compressCCtx(cctx.get(), buffer.data(), buffer.size(), s.raw.data(), s.raw.size(), zstd_level);
             if (ZSTD_isError(n))
                 return Status(StatusCode::internal, "section " + quote_fourcc(s.fourcc) +
                                                         ": ZSTD_compressCCtx failed: " + ZSTD_getErrorName(n));
@@ -250,9 +258,9 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
     // spec 3.1: the magic first, so that a file of another kind is "not a pack" rather than "corrupt".
     if (size < sizeof kMagic || std::memcmp(data, kMagic, sizeof kMagic) != 0) {
         const size_t n = size < sizeof kMagic ? size : sizeof kMagic;
-        problems.add(Status(StatusCode::not_recognized, "not an nmc pack (expected magic 89 4E 4D 43 0D 0A 1A 0A, got " +
-                                                            (n ? hex_bytes(data, n) : std::string("an empty file")) +
-                                                            ")"));
+        problems.add(
+            Status(StatusCode::not_recognized, "not an nmc pack (expected magic 89 4E 4D 43 0D 0A 1A 0A, got " +
+                                                   (n ? hex_bytes(data, n) : std::string("an empty file")) + ")"));
         return sections;
     }
     if (size < kHeaderSize) {
@@ -274,10 +282,10 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
 
     // spec 11: the version before the checksum, since another major may lay its header out differently.
     if (info.version_major != kFormatVersionMajor) {
-        problems.add(Status(StatusCode::version_unsupported,
-                            "format version " + std::to_string(info.version_major) + "." +
-                                std::to_string(info.version_minor) + " is not supported (this reader reads " +
-                                std::to_string(kFormatVersionMajor) + ".x)"));
+        problems.add(Status(StatusCode::version_unsupported, "format version " + std::to_string(info.version_major) +
+                                                                 "." + std::to_string(info.version_minor) +
+                                                                 " is not supported (this reader reads " +
+                                                                 std::to_string(kFormatVersionMajor) + ".x)"));
         return sections;
     }
     const uint32_t computed_header_crc = crc32c(data, 60);
@@ -315,8 +323,8 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
     const uint64_t table_size = kSectionEntrySize * section_count;
     if (kHeaderSize + table_size > size) {
         problems.add(corrupt("truncated: the section table of " + std::to_string(section_count) +
-                             " entries ends at byte " + std::to_string(kHeaderSize + table_size) +
-                             ", the file has " + std::to_string(size)));
+                             " entries ends at byte " + std::to_string(kHeaderSize + table_size) + ", the file has " +
+                             std::to_string(size)));
         return sections;
     }
     const uint32_t computed_table_crc = crc32c(data + kHeaderSize, table_size);
@@ -348,8 +356,7 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
         const uint64_t entry_reserved = t.u64();
         info.sections.push_back(e);
 
-        if (!seen.insert(e.fourcc).second && problems.add(corrupt(section_name(e) + ": duplicate fourcc")))
-            return {};
+        if (!seen.insert(e.fourcc).second && problems.add(corrupt(section_name(e) + ": duplicate fourcc"))) return {};
         Status entry_status = check_entry(e, entry_flags, entry_reserved, expected_offset, size);
         if (!entry_status.ok()) {
             if (problems.add(entry_status)) return {};
@@ -418,8 +425,7 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
     }
     if (layout_ok) {
         for (const char* fourcc : {"META", "LATN", "WGHT"})
-            if (!seen.count(fourcc) &&
-                problems.add(corrupt(std::string("missing required section '") + fourcc + "'")))
+            if (!seen.count(fourcc) && problems.add(corrupt(std::string("missing required section '") + fourcc + "'")))
                 return {};
     }
     return sections;

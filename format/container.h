@@ -49,8 +49,7 @@ struct LoadedSection {
 // Checks the header, table, layout, padding and every checksum (spec 3, 4 and the container rules of 10),
 // decompressing compressed sections. Records problems in `problems`; returns the sections that could be
 // loaded (all of them when no problem was found). Fills `info` once the header and table were read.
-std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, ContainerInfo& info,
-                                          ProblemList& problems);
+std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, ContainerInfo& info, ProblemList& problems);
 
 // "'META'", or a hex form for fourccs that are not printable ASCII, for messages.
 std::string quote_fourcc(const std::string& fourcc);

@@ -4,7 +4,9 @@
 namespace nmc {
 namespace {
 
-uint64_t align16(uint64_t x) { return (x + 15) & ~uint64_t{15}; }
+uint64_t align16(uint64_t x) {
+    return (x + 15) & ~uint64_t{15};
+}
 
 uint64_t code_count(const LatentLevel& l, int feature_count) {
     return static_cast<uint64_t>(l.width) * static_cast<uint64_t>(l.height) * static_cast<uint64_t>(feature_count);
@@ -15,7 +17,9 @@ uint64_t level_bytes(const LatentLevel& l, int feature_count) {
     return (code_count(l, feature_count) * static_cast<uint64_t>(l.bits) + 7) / 8;
 }
 
-std::string level_name(size_t k) { return "section 'LATN': level " + std::to_string(k); }
+std::string level_name(size_t k) {
+    return "section 'LATN': level " + std::to_string(k);
+}
 
 }  // namespace
 
@@ -42,9 +46,9 @@ Status check_latent_codes(const LatentGrids& latents) {
         const unsigned limit = 1u << l.bits;
         for (size_t i = 0; i < l.codes.size(); ++i)
             if (l.codes[i] >= limit)
-                return Status(StatusCode::invalid_argument, "latent level " + std::to_string(k) + ": code " +
-                                                                std::to_string(i) + " is " + std::to_string(l.codes[i]) +
-                                                                ", beyond " + std::to_string(l.bits) + " bits");
+                return Status(StatusCode::invalid_argument,
+                              "latent level " + std::to_string(k) + ": code " + std::to_string(i) + " is " +
+                                  std::to_string(l.codes[i]) + ", beyond " + std::to_string(l.bits) + " bits");
     }
     return Status::success();
 }
@@ -75,7 +79,8 @@ Status unpack_latents(const uint8_t* data, size_t size, LatentGrids& latents) {
         const uint64_t begin = align16(offset);
         for (uint64_t i = offset; i < begin; ++i)
             if (data[i] != 0)
-                return Status(StatusCode::corrupt, level_name(k) + ": non-zero padding byte at offset " + std::to_string(i));
+                return Status(StatusCode::corrupt,
+                              level_name(k) + ": non-zero padding byte at offset " + std::to_string(i));
         const uint64_t count = code_count(l, latents.feature_count);
         const uint8_t* stream = data + begin;
         const auto bits = static_cast<uint64_t>(l.bits);

@@ -17,7 +17,9 @@ Status meta_error(const std::string& path, const std::string& what) {
     return Status(StatusCode::corrupt, "section 'META': '" + path + "': " + what);
 }
 
-std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string index_path(const std::string& path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+}
 
 // A double as float32 without undefined behaviour: magnitudes beyond float's range become infinities,
 // which the rules then reject.
@@ -158,9 +160,12 @@ std::optional<ChannelSource::Kind> source_kind_from_string(const std::string& s)
 
 const char* to_string(ChannelSource::Kind k) {
     switch (k) {
-        case ChannelSource::Kind::pack: return "pack";
-        case ChannelSource::Kind::constant: return "constant";
-        case ChannelSource::Kind::normal_z: return "normal_z";
+        case ChannelSource::Kind::pack:
+            return "pack";
+        case ChannelSource::Kind::constant:
+            return "constant";
+        case ChannelSource::Kind::normal_z:
+            return "normal_z";
     }
     return "unknown";
 }
@@ -208,8 +213,7 @@ Status parse_channel_source(const Json& v, const std::string& path, ChannelSourc
     const ObjectReader o(v, path);
     NMC_RETURN_IF_ERROR(o.enumeration("semantic", c.semantic, semantic_from_string,
                                       "a channel semantic ('albedo', 'normal', 'roughness', ...)"));
-    NMC_RETURN_IF_ERROR(
-        o.enumeration("source", c.kind, source_kind_from_string, "'pack', 'constant' or 'normal_z'"));
+    NMC_RETURN_IF_ERROR(o.enumeration("source", c.kind, source_kind_from_string, "'pack', 'constant' or 'normal_z'"));
     if (c.kind == ChannelSource::Kind::pack) {
         NMC_RETURN_IF_ERROR(o.integer("pack_channel", c.pack_channel));
         NMC_RETURN_IF_ERROR(o.boolean("invert", c.invert, false));
@@ -236,7 +240,8 @@ Status parse_textures(const ObjectReader& top, std::vector<TextureLayout>& textu
         NMC_RETURN_IF_ERROR(o.enumeration("sample_type", t.sample_type, sample_type_from_string,
                                           "'uint8', 'uint16', 'float16' or 'float32'"));
         NMC_RETURN_IF_ERROR(o.enumeration("color_space", t.color_space, color_space_from_string, "'srgb' or 'linear'"));
-        NMC_RETURN_IF_ERROR(o.enumeration("normal_mode", t.normal_mode, normal_mode_from_string, "'none', 'xy' or 'xyz'"));
+        NMC_RETURN_IF_ERROR(
+            o.enumeration("normal_mode", t.normal_mode, normal_mode_from_string, "'none', 'xy' or 'xyz'"));
         // Informational keys: their type is checked, an unexpected value is not an error.
         std::string convention;
         NMC_RETURN_IF_ERROR(o.string("normal_convention", convention));
@@ -294,7 +299,8 @@ Status parse_network(const ObjectReader& top, Network& network, std::vector<bool
         Layer layer;
         NMC_RETURN_IF_ERROR(l.integer("input_width", layer.input_width));
         NMC_RETURN_IF_ERROR(l.integer("output_width", layer.output_width));
-        NMC_RETURN_IF_ERROR(l.enumeration("weight_type", layer.weight_type, weight_type_from_string, "'e4m3' or 'int8'"));
+        NMC_RETURN_IF_ERROR(
+            l.enumeration("weight_type", layer.weight_type, weight_type_from_string, "'e4m3' or 'int8'"));
         bool scaled = false;
         NMC_RETURN_IF_ERROR(l.boolean("has_scale", scaled));
         has_scale.push_back(scaled);
@@ -352,12 +358,15 @@ Status parse_quality(const ObjectReader& top, QualityReport& q) {
         tq.texture = item.key();
         NMC_RETURN_IF_ERROR(parse_psnr_set(t, tq.psnr_db, tq.channels, tq.mips));
         NMC_RETURN_IF_ERROR(t.number("mean_angle_deg", tq.mean_angle_deg, false));
+        NMC_RETURN_IF_ERROR(t.number("psnr8_mip0_db", tq.psnr8_mip0_db, false));
         q.textures.push_back(std::move(tq));
     }
     return Status::success();
 }
 
-Json range_json(float lo, float hi) { return Json::array({static_cast<double>(lo), static_cast<double>(hi)}); }
+Json range_json(float lo, float hi) {
+    return Json::array({static_cast<double>(lo), static_cast<double>(hi)});
+}
 
 Json psnr_set_json(double psnr_db, const std::vector<double>& channels, const std::vector<double>& mips) {
     Json j = Json::object();
@@ -385,7 +394,8 @@ Result<std::string> metadata_to_json(const Pack& pack) {
                      {"mip_count", m.mip_count},
                      {"address_mode", to_string(m.address_mode)}};
     Json channels = Json::array();
-    for (const ChannelInfo& c : pack.channels) channels.push_back({{"name", c.name}, {"range", range_json(c.lo, c.hi)}});
+    for (const ChannelInfo& c : pack.channels)
+        channels.push_back({{"name", c.name}, {"range", range_json(c.lo, c.hi)}});
     j["channels"] = std::move(channels);
     Json textures = Json::array();
     for (const TextureLayout& t : pack.textures) {
@@ -444,6 +454,7 @@ Result<std::string> metadata_to_json(const Pack& pack) {
         for (const TextureQuality& t : q.textures) {
             Json tj = psnr_set_json(t.psnr_db, t.channels, t.mips);
             if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            if (t.psnr8_mip0_db != 0) tj["psnr8_mip0_db"] = t.psnr8_mip0_db;
             per_texture[t.texture] = std::move(tj);
         }
         quality["textures"] = std::move(per_texture);
@@ -453,8 +464,8 @@ Result<std::string> metadata_to_json(const Pack& pack) {
         // nlohmann prints doubles in the shortest form that reads back to the same value.
         return j.dump(-1, ' ', false, Json::error_handler_t::strict);
     } catch (const Json::type_error& error) {
-        return Status(StatusCode::invalid_argument, std::string("metadata: a string is not valid UTF-8 (") +
-                                                        error.what() + ")");
+        return Status(StatusCode::invalid_argument,
+                      std::string("metadata: a string is not valid UTF-8 (") + error.what() + ")");
     }
 }
 
@@ -474,8 +485,7 @@ Result<Metadata> metadata_from_json(const uint8_t* data, size_t size) {
     const ObjectReader top(j, "");
     int64_t schema_version = 0;
     NMC_RETURN_IF_ERROR(top.int64("schema_version", schema_version));
-    if (schema_version != 1)
-        return meta_error("schema_version", "expected 1, got " + std::to_string(schema_version));
+    if (schema_version != 1) return meta_error("schema_version", "expected 1, got " + std::to_string(schema_version));
     Metadata meta;
     Pack& pack = meta.pack;
     NMC_RETURN_IF_ERROR(parse_material(top, pack.material));

@@ -28,13 +28,15 @@ Status rule_error(const std::string& path, const std::string& what) {
     return Status(StatusCode::corrupt, "section 'META': '" + path + "': " + what);
 }
 
-std::string index_path(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+std::string index_path(const std::string& path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+}
 
 // An integer in lo..hi: below is corrupt, above is a spec-9 limit.
 Status check_int(const std::string& path, int64_t value, int64_t lo, int64_t hi) {
     if (value >= lo && value <= hi) return Status::success();
-    const std::string what = "expected " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
-                             std::to_string(value);
+    const std::string what =
+        "expected " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + std::to_string(value);
     if (value > hi) return Status(StatusCode::limit_exceeded, "section 'META': '" + path + "': " + what);
     return rule_error(path, what);
 }
@@ -52,8 +54,8 @@ Status check_range(const std::string& path, float lo, float hi) {
 
 Status check_name(const std::string& path, const std::string& name) {
     if (name.empty() || name.size() > kMaxNameBytes)
-        return rule_error(path, "expected 1.." + std::to_string(kMaxNameBytes) + " bytes, got " +
-                                    std::to_string(name.size()));
+        return rule_error(
+            path, "expected 1.." + std::to_string(kMaxNameBytes) + " bytes, got " + std::to_string(name.size()));
     return Status::success();
 }
 
@@ -81,8 +83,8 @@ Status check_texture(const TextureLayout& t, const std::string& path, int channe
     NMC_RETURN_IF_ERROR(check_name(path + ".name", t.name));
     NMC_RETURN_IF_ERROR(check_name(path + ".file_name", t.file_name));
     if (t.file_name.find_first_of("/\\") != std::string::npos || t.file_name.find("..") != std::string::npos)
-        return rule_error(path + ".file_name", "expected a file name without '/', '\\' or '..', got '" +
-                                                   t.file_name + "'");
+        return rule_error(path + ".file_name",
+                          "expected a file name without '/', '\\' or '..', got '" + t.file_name + "'");
     NMC_RETURN_IF_ERROR(check_count(path + ".channels", t.channels.size(), 1, kMaxTextureChannels));
     for (size_t c = 0; c < t.channels.size(); ++c) {
         const ChannelSource& s = t.channels[c];
@@ -93,13 +95,15 @@ Status check_texture(const TextureLayout& t, const std::string& path, int channe
             return rule_error(cpath + ".value", "expected a finite number");
         const bool z_allowed = t.normal_mode == NormalMode::xy && c == 2;
         if (s.kind == ChannelSource::Kind::normal_z && !z_allowed)
-            return rule_error(cpath + ".source", "'normal_z' is allowed only as the third channel of an 'xy' normal map");
+            return rule_error(cpath + ".source",
+                              "'normal_z' is allowed only as the third channel of an 'xy' normal map");
     }
     if (t.normal_mode == NormalMode::none) return Status::success();
     const bool xy = t.normal_mode == NormalMode::xy;
-    const std::string shape = xy ? "an 'xy' normal map has 3 channels: pack, pack, normal_z"
-                                 : "an 'xyz' normal map has 3 pack channels";
-    if (t.channels.size() != 3) return rule_error(path + ".channels", shape + ", got " + std::to_string(t.channels.size()));
+    const std::string shape =
+        xy ? "an 'xy' normal map has 3 channels: pack, pack, normal_z" : "an 'xyz' normal map has 3 pack channels";
+    if (t.channels.size() != 3)
+        return rule_error(path + ".channels", shape + ", got " + std::to_string(t.channels.size()));
     for (size_t c = 0; c < 3; ++c) {
         const ChannelSource::Kind expected = xy && c == 2 ? ChannelSource::Kind::normal_z : ChannelSource::Kind::pack;
         if (t.channels[c].kind != expected) return rule_error(index_path(path + ".channels", c) + ".source", shape);
@@ -123,11 +127,12 @@ Status check_channel_use(const std::vector<TextureLayout>& textures, int channel
     for (int c = 0; c < channel_count; ++c) {
         const auto ci = static_cast<size_t>(c);
         if (users[ci] == 0)
-            return rule_error(index_path("channels", ci), "pack channel " + std::to_string(c) + " is used by no texture");
+            return rule_error(index_path("channels", ci),
+                              "pack channel " + std::to_string(c) + " is used by no texture");
         if (normal_owner[ci] >= 0 && users[ci] > 1)
-            return rule_error(index_path("textures", static_cast<size_t>(normal_owner[ci])),
-                              "pack channel " + std::to_string(c) +
-                                  " belongs to a normal map and must be used by no other texture");
+            return rule_error(
+                index_path("textures", static_cast<size_t>(normal_owner[ci])),
+                "pack channel " + std::to_string(c) + " belongs to a normal map and must be used by no other texture");
     }
     return Status::success();
 }
@@ -144,8 +149,9 @@ Status check_latents(const LatentGrids& g, const MaterialInfo& m) {
         const int w = latent_level_size(m.width, g.grid_scale, level);
         const int h = latent_level_size(m.height, g.grid_scale, level);
         if (l.width != w || l.height != h)
-            return rule_error(path, "expected " + std::to_string(w) + " x " + std::to_string(h) + " latent texels, got " +
-                                        std::to_string(l.width) + " x " + std::to_string(l.height));
+            return rule_error(path, "expected " + std::to_string(w) + " x " + std::to_string(h) +
+                                        " latent texels, got " + std::to_string(l.width) + " x " +
+                                        std::to_string(l.height));
         if (l.bits != 1 && l.bits != 2 && l.bits != 4 && l.bits != 8)
             return rule_error(path + ".bits", "expected 1, 2, 4 or 8, got " + std::to_string(l.bits));
         NMC_RETURN_IF_ERROR(check_range(path + ".range", l.lo, l.hi));
@@ -172,8 +178,9 @@ Status check_network(const Network& n, const std::vector<bool>& has_scale, int f
                                                          std::to_string(n.layers[i - 1].output_width) + ", got " +
                                                          std::to_string(l.input_width));
         if (i + 1 == n.layers.size() && l.output_width != channel_count)
-            return rule_error(path + ".output_width", "expected the pack channel count " + std::to_string(channel_count) +
-                                                          ", got " + std::to_string(l.output_width));
+            return rule_error(path + ".output_width", "expected the pack channel count " +
+                                                          std::to_string(channel_count) + ", got " +
+                                                          std::to_string(l.output_width));
         if (l.weight_type == WeightType::int8 && !has_scale[i])
             return rule_error(path + ".has_scale", "an 'int8' layer must have scales");
     }
@@ -197,8 +204,8 @@ Status check_info(const Pack& pack) {
                   all_finite(q.channels) && all_finite(q.mips);
     std::set<std::string> names;
     for (const TextureQuality& t : q.textures) {
-        finite = finite && std::isfinite(t.psnr_db) && std::isfinite(t.mean_angle_deg) && all_finite(t.channels) &&
-                 all_finite(t.mips);
+        finite = finite && std::isfinite(t.psnr_db) && std::isfinite(t.mean_angle_deg) &&
+                 std::isfinite(t.psnr8_mip0_db) && all_finite(t.channels) && all_finite(t.mips);
         if (!names.insert(t.texture).second) return rule_error("quality.textures", "'" + t.texture + "' appears twice");
     }
     if (!finite) return rule_error("quality", "numbers must be finite (write 99 for a lossless channel)");
@@ -211,7 +218,8 @@ Status check_metadata(const Pack& pack, const std::vector<bool>& has_scale) {
     NMC_RETURN_IF_ERROR(check_material(pack.material));
     NMC_RETURN_IF_ERROR(check_count("channels", pack.channels.size(), 1, kMaxChannels));
     for (size_t c = 0; c < pack.channels.size(); ++c)
-        NMC_RETURN_IF_ERROR(check_range(index_path("channels", c) + ".range", pack.channels[c].lo, pack.channels[c].hi));
+        NMC_RETURN_IF_ERROR(
+            check_range(index_path("channels", c) + ".range", pack.channels[c].lo, pack.channels[c].hi));
     const int channel_count = static_cast<int>(pack.channels.size());
     NMC_RETURN_IF_ERROR(check_count("textures", pack.textures.size(), 1, kMaxTextures));
     std::set<std::string> names;

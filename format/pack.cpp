@@ -46,9 +46,13 @@ void read_sections(const std::vector<LoadedSection>& sections, ProblemList& prob
 
 }  // namespace
 
-const char* to_string(AddressMode m) { return m == AddressMode::wrap ? "wrap" : "clamp"; }
+const char* to_string(AddressMode m) {
+    return m == AddressMode::wrap ? "wrap" : "clamp";
+}
 
-const char* to_string(WeightType t) { return t == WeightType::e4m3 ? "e4m3" : "int8"; }
+const char* to_string(WeightType t) {
+    return t == WeightType::e4m3 ? "e4m3" : "int8";
+}
 
 Result<Pack> read_pack(const uint8_t* data, size_t size, ContainerInfo* container, const ReadOptions& options) {
     ProblemList problems(options.problems != nullptr);

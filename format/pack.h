@@ -97,6 +97,7 @@ struct TextureQuality {
     std::vector<double> channels; // per source channel, file order
     std::vector<double> mips;     // per mip
     double mean_angle_deg = -1;   // normal maps only; -1 otherwise
+    double psnr8_mip0_db = 0;     // 8-bit, mip 0, every file channel weighted equally (0: not measured)
 };
 
 struct QualityReport {

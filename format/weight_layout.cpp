@@ -8,9 +8,13 @@
 namespace nmc {
 namespace {
 
-uint64_t align(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+uint64_t align(uint64_t x, uint64_t a) {
+    return (x + a - 1) / a * a;
+}
 
-std::string layer_name(size_t l) { return "section 'WGHT': layer " + std::to_string(l); }
+std::string layer_name(size_t l) {
+    return "section 'WGHT': layer " + std::to_string(l);
+}
 
 // True when bytes [begin, end) of `data` are zero.
 bool zero_bytes(const uint8_t* data, uint64_t begin, uint64_t end) {

@@ -28,7 +28,9 @@ std::string binary() {
     return env && *env ? env : NMC_BINARY_PATH;
 }
 
-std::string golden() { return std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc"; }
+std::string golden() {
+    return std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc";
+}
 
 std::string temp_path(const std::string& name) {
     return ::testing::TempDir() + "/nmc_cli_" + std::to_string(::getpid()) + "_" + name;
@@ -57,8 +59,8 @@ CommandResult run_nmc(const std::string& args) {
 }
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 bool contains(const std::string& haystack, const std::string& needle) {

@@ -46,7 +46,7 @@ TEST(ByteIo, ReadPastTheEndFailsStickilyWithZeros) {
     EXPECT_EQ(r.u16(), 0x0201);
     EXPECT_EQ(r.u32(), 0u);  // only one byte left
     EXPECT_FALSE(r.ok());
-    EXPECT_EQ(r.u8(), 0);    // sticky: even a read that would fit fails now
+    EXPECT_EQ(r.u8(), 0);  // sticky: even a read that would fit fails now
     EXPECT_EQ(r.remaining(), 0u);
     EXPECT_EQ(r.position(), 2u);
 }

@@ -9,7 +9,9 @@
 namespace nmc {
 namespace {
 
-uint32_t crc_of(const std::string& s) { return crc32c(s.data(), s.size()); }
+uint32_t crc_of(const std::string& s) {
+    return crc32c(s.data(), s.size());
+}
 
 TEST(Crc32c, KnownVectors) {
     EXPECT_EQ(crc_of("123456789"), 0xE3069283u);

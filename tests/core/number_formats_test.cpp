@@ -46,9 +46,13 @@ double fp16_reference(unsigned code) {
     return sign ? -magnitude : magnitude;
 }
 
-bool is_e4m3_nan(unsigned code) { return (code & 0x7F) == 0x7F; }
+bool is_e4m3_nan(unsigned code) {
+    return (code & 0x7F) == 0x7F;
+}
 
-bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(float a, float b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 TEST(Fp8E4M3, EveryCodeDecodesToTheSpecValue) {
     for (unsigned code = 0; code < 256; ++code) {
@@ -101,13 +105,13 @@ TEST(Fp8E4M3, NanZeroAndSubnormals) {
     EXPECT_EQ(float_to_fp8_e4m3(std::nanf("")), 0x7F);
     EXPECT_EQ(float_to_fp8_e4m3(0.0f), 0x00);
     EXPECT_EQ(float_to_fp8_e4m3(-0.0f), 0x80);
-    const float tiny = 0.001953125f;                        // 2^-9
-    EXPECT_EQ(float_to_fp8_e4m3(tiny / 2), 0x00);           // tie between 0 and 1: even is 0
-    EXPECT_EQ(float_to_fp8_e4m3(tiny * 1.5f), 0x02);        // tie between 1 and 2: even is 2
+    const float tiny = 0.001953125f;                  // 2^-9
+    EXPECT_EQ(float_to_fp8_e4m3(tiny / 2), 0x00);     // tie between 0 and 1: even is 0
+    EXPECT_EQ(float_to_fp8_e4m3(tiny * 1.5f), 0x02);  // tie between 1 and 2: even is 2
     EXPECT_EQ(float_to_fp8_e4m3(std::nextafter(tiny / 2, 1.0f)), 0x01);
     EXPECT_EQ(float_to_fp8_e4m3(1e-30f), 0x00);
-    EXPECT_EQ(float_to_fp8_e4m3(-1e-30f), 0x80);            // sign kept when rounding to zero
-    EXPECT_EQ(float_to_fp8_e4m3(tiny * 7.5f), 0x08);         // tie between 7 and the smallest normal (8)
+    EXPECT_EQ(float_to_fp8_e4m3(-1e-30f), 0x80);      // sign kept when rounding to zero
+    EXPECT_EQ(float_to_fp8_e4m3(tiny * 7.5f), 0x08);  // tie between 7 and the smallest normal (8)
 }
 
 TEST(Fp16, EveryCodeDecodesAndRoundTrips) {

@@ -47,15 +47,25 @@ std::vector<uint8_t> golden_bytes() {
     return read_file(testing::golden_pack_path(), 1 << 20).value();
 }
 
-std::vector<uint8_t> compressed_bytes() { return write_pack(testing::make_golden_pack()).value(); }
+std::vector<uint8_t> compressed_bytes() {
+    return write_pack(testing::make_golden_pack()).value();
+}
 
-TEST(Corruption, EveryByteChangeOfTheGoldenPackIsRejected) { expect_every_byte_change_rejected(golden_bytes()); }
+TEST(Corruption, EveryByteChangeOfTheGoldenPackIsRejected) {
+    expect_every_byte_change_rejected(golden_bytes());
+}
 
-TEST(Corruption, EveryByteChangeOfACompressedPackIsRejected) { expect_every_byte_change_rejected(compressed_bytes()); }
+TEST(Corruption, EveryByteChangeOfACompressedPackIsRejected) {
+    expect_every_byte_change_rejected(compressed_bytes());
+}
 
-TEST(Corruption, EveryTruncationOfTheGoldenPackIsRejected) { expect_every_truncation_rejected(golden_bytes()); }
+TEST(Corruption, EveryTruncationOfTheGoldenPackIsRejected) {
+    expect_every_truncation_rejected(golden_bytes());
+}
 
-TEST(Corruption, EveryTruncationOfACompressedPackIsRejected) { expect_every_truncation_rejected(compressed_bytes()); }
+TEST(Corruption, EveryTruncationOfACompressedPackIsRejected) {
+    expect_every_truncation_rejected(compressed_bytes());
+}
 
 TEST(Corruption, TrailingBytesAreRejected) {
     std::vector<uint8_t> bytes = golden_bytes();

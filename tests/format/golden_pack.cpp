@@ -78,9 +78,9 @@ Pack make_golden_pack() {
                   {"normal.x", 0.0f, 1.0f}, {"normal.y", 0.0f, 1.0f}, {"roughness", 0.0f, 1.0f},
                   {"height", -0.1f, 2.5f}};
 
-    p.textures.push_back(texture("golden_Color", "png", SampleType::uint8, ColorSpace::srgb,
-                                 {pack_source(Semantic::albedo, 0), pack_source(Semantic::albedo, 1),
-                                  pack_source(Semantic::albedo, 2)}));
+    p.textures.push_back(texture(
+        "golden_Color", "png", SampleType::uint8, ColorSpace::srgb,
+        {pack_source(Semantic::albedo, 0), pack_source(Semantic::albedo, 1), pack_source(Semantic::albedo, 2)}));
     ChannelSource z;
     z.kind = ChannelSource::Kind::normal_z;
     z.semantic = Semantic::normal;
@@ -89,11 +89,12 @@ Pack make_golden_pack() {
     normal.normal_mode = NormalMode::xy;
     normal.normal_convention = NormalConvention::directx;
     p.textures.push_back(normal);
-    p.textures.push_back(texture("golden_ORM", "png", SampleType::uint8, ColorSpace::linear,
-                                 {constant_source(Semantic::ambient_occlusion, 1.0f),
-                                  pack_source(Semantic::roughness, 5), constant_source(Semantic::metalness, 1.0f / 3.0f)}));
-    p.textures.push_back(texture("golden_Height", "exr", SampleType::float32, ColorSpace::linear,
-                                 {pack_source(Semantic::height, 6)}));
+    p.textures.push_back(
+        texture("golden_ORM", "png", SampleType::uint8, ColorSpace::linear,
+                {constant_source(Semantic::ambient_occlusion, 1.0f), pack_source(Semantic::roughness, 5),
+                 constant_source(Semantic::metalness, 1.0f / 3.0f)}));
+    p.textures.push_back(
+        texture("golden_Height", "exr", SampleType::float32, ColorSpace::linear, {pack_source(Semantic::height, 6)}));
     p.textures.back().source_sha256 = "";
 
     Sequence seq;
@@ -132,7 +133,9 @@ Pack make_golden_pack() {
     return p;
 }
 
-std::string golden_pack_path() { return std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc"; }
+std::string golden_pack_path() {
+    return std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc";
+}
 
 WriteOptions golden_write_options() {
     WriteOptions options;

@@ -22,7 +22,8 @@ TEST(GoldenPack, WriterReproducesTheCommittedBytes) {
     Result<std::vector<uint8_t>> written = write_pack(testing::make_golden_pack(), testing::golden_write_options());
     ASSERT_TRUE(written.ok()) << written.status().to_string();
     ASSERT_EQ(written->size(), committed.size());
-    for (size_t i = 0; i < committed.size(); ++i) ASSERT_EQ((*written)[i], committed[i]) << "first difference at byte " << i;
+    for (size_t i = 0; i < committed.size(); ++i)
+        ASSERT_EQ((*written)[i], committed[i]) << "first difference at byte " << i;
 }
 
 TEST(GoldenPack, StaysSmallEnoughForExhaustiveCorruptionTests) {

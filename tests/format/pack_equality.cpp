@@ -8,7 +8,9 @@
 namespace nmc::testing {
 namespace {
 
-bool same_float(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_float(float a, float b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
     if (a.size() != b.size()) return false;
@@ -47,7 +49,7 @@ bool same_layer(const Layer& a, const Layer& b) {
 
 bool same_texture_quality(const TextureQuality& a, const TextureQuality& b) {
     return a.texture == b.texture && a.psnr_db == b.psnr_db && a.channels == b.channels && a.mips == b.mips &&
-           a.mean_angle_deg == b.mean_angle_deg;
+           a.mean_angle_deg == b.mean_angle_deg && a.psnr8_mip0_db == b.psnr8_mip0_db;
 }
 
 }  // namespace

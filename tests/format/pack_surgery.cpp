@@ -20,7 +20,9 @@ RawSections sections_of(const Pack& pack) {
     return raw;
 }
 
-RawSections golden_sections() { return sections_of(make_golden_pack()); }
+RawSections golden_sections() {
+    return sections_of(make_golden_pack());
+}
 
 std::vector<SectionPayload> payloads(const RawSections& sections) {
     const std::string meta = sections.meta.dump();
@@ -33,7 +35,9 @@ std::vector<uint8_t> assemble(const std::vector<SectionPayload>& sections) {
     return write_container(sections, false, 0).value();
 }
 
-std::vector<uint8_t> assemble(const RawSections& sections) { return assemble(payloads(sections)); }
+std::vector<uint8_t> assemble(const RawSections& sections) {
+    return assemble(payloads(sections));
+}
 
 void fix_checksums(std::vector<uint8_t>& bytes) {
     const uint32_t count = load_u32_le(bytes.data() + 24);
@@ -41,6 +45,8 @@ void fix_checksums(std::vector<uint8_t>& bytes) {
     store_u32_le(bytes.data() + 60, crc32c(bytes.data(), 60));
 }
 
-size_t entry_offset(size_t index) { return kHeaderSize + kSectionEntrySize * index; }
+size_t entry_offset(size_t index) {
+    return kHeaderSize + kSectionEntrySize * index;
+}
 
 }  // namespace nmc::testing

@@ -30,7 +30,9 @@ void expect_accepted(const std::vector<uint8_t>& bytes) {
     EXPECT_TRUE(pack.ok()) << pack.status().to_string();
 }
 
-std::vector<uint8_t> golden() { return write_pack(testing::make_golden_pack(), testing::golden_write_options()).value(); }
+std::vector<uint8_t> golden() {
+    return write_pack(testing::make_golden_pack(), testing::golden_write_options()).value();
+}
 
 // The golden pack with its metadata edited by `edit`.
 std::vector<uint8_t> with_meta(void (*edit)(ordered_json&)) {
@@ -281,7 +283,8 @@ TEST(ReaderRules, ZstdContentSizeDiffersFromRawSize) {
     const std::vector<uint8_t> compressed = write_container({p[1]}, true, 3).value();
     const uint64_t stored_size = load_u64_le(compressed.data() + testing::entry_offset(0) + 16);
     ASSERT_EQ(compressed[testing::entry_offset(0) + 4] >> 1, 1);
-    const std::vector<uint8_t> frame(compressed.begin() + 128, compressed.begin() + 128 + static_cast<long>(stored_size));
+    const std::vector<uint8_t> frame(compressed.begin() + 128,
+                                     compressed.begin() + 128 + static_cast<long>(stored_size));
     expect_rejected(with_fake_zstd_latn(frame, 300), StatusCode::corrupt, "content size 312 differs from raw_size 300");
 }
 
@@ -340,7 +343,8 @@ TEST(ReaderRules, MetadataThatIsNotUtf8) {
 TEST(ReaderRules, MetadataBeyond1MiB) {
     std::string text = testing::golden_sections().meta.dump();
     text.insert(text.size() - 1, ",\"padding\":\"" + std::string(1 << 20, 'x') + "\"");
-    expect_rejected(with_meta_text(text), StatusCode::limit_exceeded, "section 'META': raw_size 1051981 exceeds the limit of 1048576");
+    expect_rejected(with_meta_text(text), StatusCode::limit_exceeded,
+                    "section 'META': raw_size 1051981 exceeds the limit of 1048576");
 }
 
 TEST(ReaderRules, MissingKey) {
@@ -359,10 +363,12 @@ TEST(ReaderRules, WrongType) {
                     "'material.width': expected an integer, got number");
     expect_rejected(with_meta([](ordered_json& j) { j["channels"] = ordered_json::object(); }), StatusCode::corrupt,
                     "'channels': expected an array, got object");
-    expect_rejected(with_meta([](ordered_json& j) { j["channels"][0]["range"] = {0, 1, 2}; }), StatusCode::corrupt,
-                    "'channels[0].range': expected [lo, hi]");
-    expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][0]["has_scale"] = 1; }),
-                    StatusCode::corrupt, "'network.layers[0].has_scale': expected a boolean, got number");
+    expect_rejected(with_meta([](ordered_json& j) {
+                        j["channels"][0]["range"] = {0, 1, 2};
+                    }),
+                    StatusCode::corrupt, "'channels[0].range': expected [lo, hi]");
+    expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][0]["has_scale"] = 1; }), StatusCode::corrupt,
+                    "'network.layers[0].has_scale': expected a boolean, got number");
 }
 
 TEST(ReaderRules, InformationalKeysAreTypeCheckedOnly) {
@@ -420,10 +426,14 @@ TEST(ReaderRules, AddressModeValue) {
 }
 
 TEST(ReaderRules, ChannelRange) {
-    expect_rejected(with_meta([](ordered_json& j) { j["channels"][2]["range"] = {1.0, 1.0}; }), StatusCode::corrupt,
-                    "'channels[2].range': expected finite [lo, hi] with lo < hi");
-    expect_rejected(with_meta([](ordered_json& j) { j["channels"][2]["range"] = {0.0, 1e300}; }), StatusCode::corrupt,
-                    "'channels[2].range'");
+    expect_rejected(with_meta([](ordered_json& j) {
+                        j["channels"][2]["range"] = {1.0, 1.0};
+                    }),
+                    StatusCode::corrupt, "'channels[2].range': expected finite [lo, hi] with lo < hi");
+    expect_rejected(with_meta([](ordered_json& j) {
+                        j["channels"][2]["range"] = {0.0, 1e300};
+                    }),
+                    StatusCode::corrupt, "'channels[2].range'");
 }
 
 TEST(ReaderRules, ChannelCount) {
@@ -444,10 +454,10 @@ TEST(ReaderRules, UnusedPackChannel) {
 TEST(ReaderRules, TextureNamesAndFileNames) {
     expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["name"] = "golden_Color"; }), StatusCode::corrupt,
                     "'textures[1].name': 'golden_Color' is not unique");
-    expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["file_name"] = "../x.png"; }),
-                    StatusCode::corrupt, "'textures[1].file_name': expected a file name without");
-    expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["file_name"] = "a\\x.png"; }),
-                    StatusCode::corrupt, "'textures[1].file_name'");
+    expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["file_name"] = "../x.png"; }), StatusCode::corrupt,
+                    "'textures[1].file_name': expected a file name without");
+    expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["file_name"] = "a\\x.png"; }), StatusCode::corrupt,
+                    "'textures[1].file_name'");
 }
 
 TEST(ReaderRules, ChannelSourceValues) {
@@ -465,10 +475,11 @@ TEST(ReaderRules, NormalModeRules) {
     // xy: exactly 3 channels, pack, pack, normal_z.
     expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["channels"].erase(2); }), StatusCode::corrupt,
                     "an 'xy' normal map has 3 channels: pack, pack, normal_z, got 2");
-    expect_rejected(with_meta([](ordered_json& j) {
-                        j["textures"][1]["channels"][2] = {{"semantic", "normal"}, {"source", "constant"}, {"value", 1}};
-                    }),
-                    StatusCode::corrupt, "'textures[1].channels[2].source': an 'xy' normal map");
+    expect_rejected(
+        with_meta([](ordered_json& j) {
+            j["textures"][1]["channels"][2] = {{"semantic", "normal"}, {"source", "constant"}, {"value", 1}};
+        }),
+        StatusCode::corrupt, "'textures[1].channels[2].source': an 'xy' normal map");
     // xyz: 3 pack channels, so the normal_z of the golden pack is out of place.
     expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["normal_mode"] = "xyz"; }), StatusCode::corrupt,
                     "'normal_z' is allowed only as the third channel of an 'xy' normal map");
@@ -480,9 +491,11 @@ TEST(ReaderRules, NormalModeRules) {
     // A pack channel of a normal map used by another texture.
     expect_rejected(with_meta([](ordered_json& j) { j["textures"][3]["channels"][0]["pack_channel"] = 3; }),
                     StatusCode::corrupt, "pack channel 3 belongs to a normal map");
-    expect_rejected(with_meta([](ordered_json& j) { j["textures"][0]["channels"].push_back(
-                                                      {{"semantic", "opacity"}, {"source", "pack"}, {"pack_channel", 4}}); }),
-                    StatusCode::corrupt, "pack channel 4 belongs to a normal map and must be used by no other texture");
+    expect_rejected(
+        with_meta([](ordered_json& j) {
+            j["textures"][0]["channels"].push_back({{"semantic", "opacity"}, {"source", "pack"}, {"pack_channel", 4}});
+        }),
+        StatusCode::corrupt, "pack channel 4 belongs to a normal map and must be used by no other texture");
     expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["normal_mode"] = "yes"; }), StatusCode::corrupt,
                     "'textures[1].normal_mode': expected 'none', 'xy' or 'xyz', got 'yes'");
 }
@@ -504,9 +517,15 @@ TEST(ReaderRules, LatentRules) {
                     "'latents.feature_count': expected 1..16, got 17");
     expect_rejected(with_meta([](ordered_json& j) { j["latents"]["grid_scale"] = 0; }), StatusCode::corrupt,
                     "'latents.grid_scale': expected 1..16, got 0");
-    expect_rejected(with_meta([](ordered_json& j) { j["latents"]["levels"].erase(1); j["latents"]["levels"].erase(1); j["latents"]["levels"].erase(1); }),
+    expect_rejected(with_meta([](ordered_json& j) {
+                        j["latents"]["levels"].erase(1);
+                        j["latents"]["levels"].erase(1);
+                        j["latents"]["levels"].erase(1);
+                    }),
                     StatusCode::corrupt, "'latents.levels (count)': expected 2..16, got 1");
-    expect_rejected(with_meta([](ordered_json& j) { j["latents"]["levels"][0]["range"] = {2.0, -2.0}; }),
+    expect_rejected(with_meta([](ordered_json& j) {
+                        j["latents"]["levels"][0]["range"] = {2.0, -2.0};
+                    }),
                     StatusCode::corrupt, "'latents.levels[0].range'");
 }
 
@@ -516,11 +535,13 @@ TEST(ReaderRules, NetworkRules) {
     expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][2]["has_scale"] = false; }),
                     StatusCode::corrupt, "'network.layers[2].has_scale': an 'int8' layer must have scales");
     expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][1]["input_width"] = 17; }),
-                    StatusCode::corrupt, "'network.layers[1].input_width': expected the previous layer's output_width 16");
+                    StatusCode::corrupt,
+                    "'network.layers[1].input_width': expected the previous layer's output_width 16");
     expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][2]["output_width"] = 6; }),
                     StatusCode::corrupt, "'network.layers[2].output_width': expected the pack channel count 7, got 6");
     expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][0]["input_width"] = 20; }),
-                    StatusCode::corrupt, "'network.layers[0].input_width': expected at least 2 * feature_count + 13 = 21");
+                    StatusCode::corrupt,
+                    "'network.layers[0].input_width': expected at least 2 * feature_count + 13 = 21");
     expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][0]["output_width"] = 257; }),
                     StatusCode::limit_exceeded, "'network.layers[0].output_width': expected 1..256, got 257");
     expect_rejected(with_meta([](ordered_json& j) { j["network"]["layers"][0]["weight_type"] = "fp4"; }),
@@ -570,7 +591,8 @@ TEST(ReaderRules, NanWeightCode) {
 TEST(ReaderRules, Int8Minus128) {
     RawSections s = testing::golden_sections();
     s.wght[896 + 9] = 0x80;  // layer 2 starts at 896
-    expect_rejected(testing::assemble(s), StatusCode::corrupt, "section 'WGHT': layer 2: weight 9 is the reserved Int8 -128");
+    expect_rejected(testing::assemble(s), StatusCode::corrupt,
+                    "section 'WGHT': layer 2: weight 9 is the reserved Int8 -128");
 }
 
 TEST(ReaderRules, NonFiniteScale) {
@@ -591,10 +613,12 @@ TEST(ReaderRules, NonFiniteBias) {
 TEST(ReaderRules, WghtSizeAndPadding) {
     RawSections s = testing::golden_sections();
     s.wght[1050] = 1;  // padding after layer 2's biases (1036 + 14 = 1050 .. 1055)
-    expect_rejected(testing::assemble(s), StatusCode::corrupt, "section 'WGHT': layer 2: non-zero padding after the biases");
+    expect_rejected(testing::assemble(s), StatusCode::corrupt,
+                    "section 'WGHT': layer 2: non-zero padding after the biases");
     s = testing::golden_sections();
     s.wght.resize(s.wght.size() + 16, 0);
-    expect_rejected(testing::assemble(s), StatusCode::corrupt, "section 'WGHT': expected 1056 bytes from the metadata, got 1072");
+    expect_rejected(testing::assemble(s), StatusCode::corrupt,
+                    "section 'WGHT': expected 1056 bytes from the metadata, got 1072");
 }
 
 // ---- ReadOptions::problems ---------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 // Write -> read -> identical Pack, with and without zstd; determinism; the writer's own checks.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 
 #include "core/file_io.h"
 #include "core/number_formats.h"
@@ -63,6 +63,15 @@ TEST(RoundTrip, FloatsAndOptionalPartsSurviveExactly) {
     pack.quality = QualityReport{};  // no quality stored
     pack.material.address_mode = AddressMode::clamp;
     EXPECT_TRUE(testing::expect_same_pack(pack, read_back(write_pack(pack).value())));
+}
+
+TEST(RoundTrip, OptionalPerTextureQualitySurvives) {
+    Pack pack = testing::make_golden_pack();
+    pack.quality.textures[0].psnr8_mip0_db = 36.5;
+    pack.quality.textures[2].channels.clear();
+    const Pack back = read_back(write_pack(pack).value());
+    EXPECT_TRUE(testing::expect_same_pack(pack, back));
+    EXPECT_EQ(back.quality.textures[1].psnr8_mip0_db, 0.0);  // absent: not measured
 }
 
 TEST(RoundTrip, HighlyCompressibleSectionStaysWithinTheRatioLimit) {
