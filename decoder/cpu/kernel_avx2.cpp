@@ -1,13 +1,22 @@
 // The AVX2 kernel: spec 8.1-8.7 for a tile of 16 texel queries, 8 texels per register. E4M3 and Int8 weights
 // times E4M3 activations are exact in float32, so the fused multiply-adds of each layer's sum round only the sum
 // (spec 8.6 leaves its order free); every other step is the spec's own operations. Sampling is the scalar
-// reference code. This file alone is compiled with -mavx2 -mfma.
+// reference code.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <utility>
 
 #include "decoder/cpu/decoder_model.h"
+
+// Only the code below is compiled for AVX2: the headers above keep the build's baseline ISA, so an inline
+// function they define can never reach the portable path in an AVX2 copy (the linker keeps one copy of each).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
 
 namespace nmc::cpu_detail {
 namespace {
@@ -124,3 +133,9 @@ void decode_tile_avx2(const Model& model, const TexelQuery* queries, int count, 
 }
 
 }  // namespace nmc::cpu_detail
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif

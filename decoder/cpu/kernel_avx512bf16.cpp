@@ -1,7 +1,7 @@
 // The AVX-512 BF16 kernel: spec 8.1-8.7 for a tile of 16 texel queries, one texel per lane. Each layer is a
 // (16 texels x I) by (I x N) product with vdpbf16ps: E4M3 and Int8 weights and E4M3 activations are exact in
 // bf16 and their products exact in float32, so the result differs from the spec's maths only by the order of
-// each float32 sum, which the spec leaves free. This file alone is compiled with AVX-512 flags.
+// each float32 sum, which the spec leaves free.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -9,6 +9,15 @@
 #include <utility>
 
 #include "decoder/cpu/decoder_model.h"
+
+// Only the code below is compiled for AVX-512: the headers above keep the build's baseline ISA, so an inline
+// function they define can never reach the portable path in an AVX-512 copy (the linker keeps one copy of each).
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")
+#endif
 
 namespace nmc::cpu_detail {
 namespace {
@@ -295,3 +304,9 @@ void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int c
 }
 
 }  // namespace nmc::cpu_detail
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
