@@ -21,13 +21,6 @@ std::string expected_got(const std::string& field, long long expected, long long
 
 bool is_range(float lo, float hi) { return std::isfinite(lo) && std::isfinite(hi) && lo < hi; }
 
-// spec 5.5: level size max(1, ceil(size / (S * 2^k))).
-int level_size(int size, int grid_scale, int level) {
-    const long long divisor = static_cast<long long>(grid_scale) << level;
-    const long long n = (size + divisor - 1) / divisor;
-    return n > 0 ? static_cast<int>(n) : 1;
-}
-
 Status check_material(const Pack& pack) {
     const MaterialInfo& m = pack.material;
     if (m.width < 1 || m.width > 16384 || m.height < 1 || m.height > 16384) {
@@ -63,8 +56,8 @@ Status check_latents(const Pack& pack) {
     for (size_t k = 0; k < g.levels.size(); ++k) {
         const LatentLevel& l = g.levels[k];
         const std::string name = "latents.levels[" + std::to_string(k) + "]";
-        const int w = level_size(pack.material.width, g.grid_scale, static_cast<int>(k));
-        const int h = level_size(pack.material.height, g.grid_scale, static_cast<int>(k));
+        const int w = latent_level_size(pack.material.width, g.grid_scale, static_cast<int>(k));
+        const int h = latent_level_size(pack.material.height, g.grid_scale, static_cast<int>(k));
         if (l.width != w) return invalid(expected_got(name + ".width", w, l.width));
         if (l.height != h) return invalid(expected_got(name + ".height", h, l.height));
         if (l.bits != 1 && l.bits != 2 && l.bits != 4 && l.bits != 8) {

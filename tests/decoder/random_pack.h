@@ -78,15 +78,13 @@ inline Pack make_random_pack(const RandomPackOptions& o) {
     }
     pack.textures = plain_textures(o.channel_count);
 
-    // spec 5.5: level sizes max(1, ceil(size / (S * 2^k))).
     pack.latents.feature_count = o.feature_count;
     pack.latents.grid_scale = o.grid_scale;
     const int levels = o.level_count > 0 ? o.level_count : std::min(16, std::max(2, pack.material.mip_count + 1));
     for (int k = 0; k < levels; ++k) {
         LatentLevel l;
-        const long long divisor = static_cast<long long>(o.grid_scale) << k;
-        l.width = std::max(1, static_cast<int>((o.width + divisor - 1) / divisor));
-        l.height = std::max(1, static_cast<int>((o.height + divisor - 1) / divisor));
+        l.width = latent_level_size(o.width, o.grid_scale, k);
+        l.height = latent_level_size(o.height, o.grid_scale, k);
         l.bits = o.level_bits[static_cast<size_t>(k) % o.level_bits.size()];
         l.lo = uniform(-1.0f, -0.1f);
         l.hi = uniform(0.1f, 1.0f);
