@@ -16,5 +16,7 @@ struct GlobalOptions {
 void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
+void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
+void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 
 }  // namespace nmc::cli

@@ -17,6 +17,7 @@ enum ExitCode : int {
     kExitBadInput = 8,         // a material that cannot be compressed (bad images, manifest, channels)
     kExitPartialFailure = 9,   // batch: some materials failed, the rest succeeded
     kExitCancelled = 10,       // interrupted (Ctrl-C); nothing partial was written
+    kExitSourceMismatch = 11,  // validate: the source images differ from those the pack was made from
 };
 
 // The exit code for a failed Status. `input_is_material` maps invalid_argument/not_recognized/corrupt of

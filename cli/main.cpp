@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     int exit_code = nmc::cli::kExitOk;
     nmc::cli::add_inspect_command(app, globals, exit_code);
     nmc::cli::add_scan_command(app, globals, exit_code);
+    nmc::cli::add_decompress_command(app, globals, exit_code);
+    nmc::cli::add_validate_command(app, globals, exit_code);
 #ifdef NMC_HAS_TRAINER
     nmc::cli::add_compress_command(app, globals, exit_code);
 #else

@@ -427,15 +427,47 @@ Result<Material> load_material(const std::string& folder_or_manifest, const Mate
     auto d = discover(folder_or_manifest, options);
     if (!d.ok()) return d.status();
     MaterialScan& scan = d->scan;
+    auto m = material_from_images(scan.name, scan.source_folder, std::move(scan.textures), std::move(scan.channels),
+                                  scan.mip_count, std::move(d->images));
+    if (!m.ok()) return m.status();
+    m->warnings = std::move(scan.warnings);
+    m->ignored_files = std::move(scan.ignored_files);
+    return m;
+}
+
+Result<Material> material_from_images(std::string name, std::string source_folder, std::vector<TextureLayout> textures,
+                                      std::vector<PackChannel> channels, int mip_count, std::vector<Image> images) {
+    if (images.empty() || images.size() != textures.size() || channels.empty())
+        return Status(StatusCode::invalid_argument, "material_from_images: need one image per texture and channels");
     Material m;
-    m.name = scan.name;
-    m.source_folder = scan.source_folder;
-    m.width = scan.width;
-    m.height = scan.height;
-    m.mip_count = scan.mip_count;
-    m.channels = scan.channels;
-    m.warnings = scan.warnings;
-    m.ignored_files = scan.ignored_files;
+    m.name = std::move(name);
+    m.source_folder = std::move(source_folder);
+    m.width = images.front().width;
+    m.height = images.front().height;
+    m.mip_count = mip_count;
+    m.channels = std::move(channels);
+    for (size_t t = 0; t < textures.size(); ++t) {
+        if (images[t].width != m.width || images[t].height != m.height ||
+            static_cast<size_t>(images[t].channels) != textures[t].channels.size())
+            return Status(StatusCode::invalid_argument, textures[t].file_name + ": image size or channel count does "
+                                                        "not match the material's layout");
+        for (const ChannelSource& source : textures[t].channels)
+            if (source.kind == ChannelSource::Kind::pack &&
+                (source.pack_channel < 0 || static_cast<size_t>(source.pack_channel) >= m.channels.size()))
+                return Status(StatusCode::invalid_argument,
+                              textures[t].file_name + ": channel mapped to a pack channel that does not exist");
+    }
+    // A pack channel's colour space (and its semantic, where not yet known) come from the first texture channel
+    // that uses it, by the allocation's rule.
+    std::vector<bool> described(m.channels.size(), false);
+    for (const TextureLayout& layout : textures)
+        for (const ChannelSource& source : layout.channels) {
+            if (source.kind != ChannelSource::Kind::pack || described[static_cast<size_t>(source.pack_channel)]) continue;
+            PackChannel& p = m.channels[static_cast<size_t>(source.pack_channel)];
+            if (p.semantic == Semantic::other) p.semantic = source.semantic;
+            p.color_space = is_color(source.semantic) ? layout.color_space : ColorSpace::linear;
+            described[static_cast<size_t>(source.pack_channel)] = true;
+        }
 
     const size_t texels = static_cast<size_t>(m.width) * static_cast<size_t>(m.height);
     std::vector<std::vector<float>> planes(m.channels.size());
@@ -446,9 +478,9 @@ Result<Material> load_material(const std::string& folder_or_manifest, const Mate
         std::vector<float> x, y, z;
     };
     std::vector<NormalPlanes> normals;
-    for (size_t t = 0; t < scan.textures.size(); ++t) {
-        const TextureLayout& layout = scan.textures[t];
-        const Image& image = d->images[t];
+    for (size_t t = 0; t < textures.size(); ++t) {
+        const TextureLayout& layout = textures[t];
+        const Image& image = images[t];
         const auto n = static_cast<size_t>(image.channels);
         for (size_t c = 0; c < n; ++c) {
             const ChannelSource& source = layout.channels[c];
@@ -470,7 +502,7 @@ Result<Material> load_material(const std::string& folder_or_manifest, const Mate
             normals.push_back(std::move(np));
         }
     }
-    d->images.clear();
+    images.clear();
 
     std::vector<bool> is_normal(m.channels.size(), false);
     for (const auto& np : normals)
@@ -499,7 +531,7 @@ Result<Material> load_material(const std::string& folder_or_manifest, const Mate
         }
         m.mips.push_back(std::move(next));
     }
-    m.textures = std::move(scan.textures);
+    m.textures = std::move(textures);
     return m;
 }
 

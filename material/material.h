@@ -71,6 +71,13 @@ struct MaterialScan {
 // backend_unavailable (a format this build cannot read). Writes nothing. Thread-safe.
 Result<Material> load_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options = {});
 
+// Builds a material whose layout is already decided (a pack's, or discovery's) from the mip-0 image of every
+// texture (textures order, same size, channel counts as the layouts): the pack-channel planes and mip chain
+// exactly as load_material() makes them. Each pack channel's semantic and colour space are taken from the
+// first texture channel that uses it. invalid_argument when images and layouts disagree.
+Result<Material> material_from_images(std::string name, std::string source_folder, std::vector<TextureLayout> textures,
+                                      std::vector<PackChannel> channels, int mip_count, std::vector<Image> images);
+
 // The discovery half of load_material(), with the same failures.
 Result<MaterialScan> scan_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options = {});
 

@@ -1,0 +1,129 @@
+// nmc decompress: decodes a pack back to image files with the source's names, formats, bit depths and colour
+// spaces (packed maps packed again), optionally every mip level.
+#include <CLI/CLI.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "decoder/cpu/cpu_decoder.h"
+#include "format/pack.h"
+#include "material/material.h"
+
+namespace nmc::cli {
+namespace {
+
+struct DecompressOptions {
+    std::string pack_path;
+    std::string out_dir;
+    std::string format = "source";
+    std::string suffix;
+    std::string device = "cpu";
+    bool all_mips = false;
+    bool force = false;
+    int threads = 0;
+};
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+Status make_directories(const std::string& dir) {
+    std::string partial;
+    for (size_t i = 0; i <= dir.size(); ++i) {
+        if (i == dir.size() || dir[i] == '/') {
+            if (!partial.empty() && !exists(partial) && ::mkdir(partial.c_str(), 0755) != 0)
+                return Status(StatusCode::io_error, partial + ": cannot create folder");
+        }
+        if (i < dir.size()) partial += dir[i];
+    }
+    return Status::success();
+}
+
+int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
+    if (o.device != "cpu") {
+        print_error(Status(StatusCode::backend_unavailable,
+                           "--device " + o.device + ": this version decodes on the CPU only (use --device cpu)"));
+        return kExitUnavailable;
+    }
+    auto pack = read_pack_file(o.pack_path);
+    if (!pack.ok()) {
+        print_error(pack.status());
+        return exit_code_for(pack.status());
+    }
+    const std::string format_override = o.format == "source" ? "" : o.format;
+    const int mips = o.all_mips ? pack->material.mip_count : 1;
+
+    // Every output name first, so an existing file stops the run before anything is written.
+    std::vector<std::string> outputs;
+    for (const TextureLayout& layout : pack->textures)
+        for (int m = 0; m < mips; ++m) {
+            const std::string path = o.out_dir + "/" + texture_output_name(layout, m, o.suffix, format_override);
+            if (!o.force && exists(path)) {
+                print_error(Status(StatusCode::io_error, path + ": exists (use --force to overwrite)"));
+                return kExitIo;
+            }
+            outputs.push_back(path);
+        }
+    Status dir = make_directories(o.out_dir);
+    if (!dir.ok()) {
+        print_error(dir);
+        return kExitIo;
+    }
+
+    CpuDecoderOptions decoder_options;
+    decoder_options.threads = o.threads;
+    auto decoder = CpuDecoder::create(pack.value(), decoder_options);
+    if (!decoder.ok()) {
+        print_error(decoder.status().with_context(o.pack_path));
+        return exit_code_for(decoder.status());
+    }
+    size_t written = 0;
+    for (size_t t = 0; t < pack->textures.size(); ++t) {
+        const TextureLayout& layout = pack->textures[t];
+        for (int m = 0; m < mips; ++m) {
+            auto image = decoder->decode_texture(static_cast<int>(t), m);
+            Status s = image.ok() ? write_texture(o.out_dir, layout, image.value(), m, o.suffix, format_override, o.force)
+                                  : image.status();
+            if (!s.ok()) {
+                print_error(s);
+                return exit_code_for(s);
+            }
+            if (globals.verbosity > 0)
+                std::printf("wrote %s (%dx%d, %zu channels, %s)\n", outputs[written].c_str(), image->width,
+                            image->height, layout.channels.size(), to_string(layout.sample_type));
+            ++written;
+        }
+    }
+    if (globals.verbosity > 0)
+        std::printf("%zu file(s) from %s, decoded on the CPU (%s kernel)\n", written, o.pack_path.c_str(),
+                    decoder->isa_name());
+    return kExitOk;
+}
+
+}  // namespace
+
+void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code) {
+    auto options = std::make_shared<DecompressOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "decompress", "Decode a pack back to image files with the source's names, formats, bit depths and colour "
+                      "spaces (packed maps packed again)");
+    cmd->add_option("pack", options->pack_path, "The .nmc pack")->required();
+    cmd->add_option("-o,--output", options->out_dir, "Output folder (created if missing)")->required();
+    cmd->add_option("--format", options->format, "Output format: source (each file's own), png, exr or tga")
+        ->check(CLI::IsMember({"source", "png", "exr", "tga"}));
+    cmd->add_option("--suffix", options->suffix, "Inserted before each file's extension, e.g. _decoded");
+    cmd->add_flag("--mips", options->all_mips, "Also write every mip level (<name>_mip<N>.<ext>)");
+    cmd->add_option("--device", options->device, "Decoder: cpu (cuda arrives with the CUDA decoder)")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--threads", options->threads, "Decoder threads (0: all cores)")->check(CLI::Range(0, 1024));
+    cmd->add_flag("-f,--force", options->force, "Overwrite existing files");
+    cmd->callback([options, &globals, &exit_code] { exit_code = run_decompress(*options, globals); });
+}
+
+}  // namespace nmc::cli

@@ -1,0 +1,125 @@
+// nmc validate: checks a pack structurally and against its source images, for build pipelines: a verdict,
+// the quality tables, a JSON report and exit codes (docs/cli.md).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "core/file_io.h"
+#include "validate/validation.h"
+
+namespace nmc::cli {
+namespace {
+
+struct ValidateCliOptions {
+    std::string pack_path;
+    std::string json_path;
+    std::string device = "cpu";
+    ValidationOptions validation;
+};
+
+int exit_code_for_verdict(Verdict v) {
+    switch (v) {
+        case Verdict::pass: return kExitOk;
+        case Verdict::structurally_invalid: return kExitCorrupt;
+        case Verdict::source_mismatch: return kExitSourceMismatch;
+        case Verdict::quality_below_threshold: return kExitQuality;
+    }
+    return kExitInternal;
+}
+
+void print_report(const ValidationReport& r, int verbosity) {
+    std::printf("pack      %s\n", r.pack_path.c_str());
+    if (!r.structural_problems.empty()) {
+        std::printf("structure INVALID: %zu problem(s)\n", r.structural_problems.size());
+        for (const Status& s : r.structural_problems) std::printf("  - %s\n", s.to_string().c_str());
+    } else {
+        std::printf("structure ok (%llu bytes, %.3f bits per texel, every checksum and limit checked)\n",
+                    static_cast<unsigned long long>(r.file_size), r.bits_per_texel);
+    }
+    if (!r.source_note.empty()) std::printf("quality   not measured: %s\n", r.source_note.c_str());
+    for (const SourceCheck& s : r.sources)
+        if (!s.matches()) std::printf("source    %s: CHANGED since compression (sha256 %.12s..., pack records %.12s...)\n",
+                                      s.file.c_str(), s.actual_sha256.c_str(), s.expected_sha256.c_str());
+    if (r.quality_measured) {
+        const QualityMeasurement& q = r.quality;
+        std::printf("sources   %s (decoder: CPU %s)\n", r.source_dir.c_str(), r.decoder_isa.c_str());
+        std::printf("PSNR      %.2f dB all mips (float, spec 8.10)", q.psnr_db);
+        if (r.stored_quality_present) std::printf(", stored %.2f dB, drift %+.3f dB", r.stored_psnr_db, r.drift_db);
+        std::printf("\n");
+        std::printf("PSNR8     %.2f dB (8-bit, mip 0, every source-file channel)\n", q.psnr8_mip0_db);
+        std::printf("\n%-40s %8s %8s %8s %10s\n", "texture", "PSNR", "PSNR8", "max err8", "angle deg");
+        for (const TextureQualityDetail& t : q.textures) {
+            std::printf("%-40s %8.2f %8.2f %8d", t.file_name.c_str(), t.psnr_db, t.psnr8_mip0_db, t.max_abs_error8);
+            if (t.mean_angle_deg >= 0) std::printf(" %10.3f", t.mean_angle_deg);
+            std::printf("\n");
+        }
+        if (verbosity > 1) {
+            std::printf("\n%-24s %8s %10s   per mip\n", "pack channel", "PSNR", "max err");
+            for (const ChannelQuality& c : q.channels) {
+                std::printf("%-24s %8.2f %10.5f  ", c.name.c_str(), c.psnr_db, c.max_abs_error);
+                for (double m : c.mips) std::printf(" %.1f", m);
+                std::printf("\n");
+            }
+        }
+    }
+    for (const std::string& d : r.diff_images) std::printf("heat map  %s\n", d.c_str());
+    for (const std::string& f : r.failures) std::printf("FAIL      %s\n", f.c_str());
+    std::printf("verdict   %s\n", to_string(r.verdict));
+}
+
+int run_validate(const ValidateCliOptions& o, const GlobalOptions& globals) {
+    if (o.device != "cpu") {
+        print_error(Status(StatusCode::backend_unavailable,
+                           "--device " + o.device + ": this version validates on the CPU only (use --device cpu)"));
+        return kExitUnavailable;
+    }
+    auto report = validate_pack_file(o.pack_path, o.validation);
+    if (!report.ok()) {
+        print_error(report.status());
+        return exit_code_for(report.status());
+    }
+    if (!o.json_path.empty()) {
+        const std::string json = validation_report_json(report.value()) + "\n";
+        if (o.json_path == "-") {
+            std::fwrite(json.data(), 1, json.size(), stdout);
+        } else {
+            Status s = write_file_atomically(o.json_path, json.data(), json.size());
+            if (!s.ok()) {
+                print_error(s);
+                return kExitIo;
+            }
+        }
+    }
+    if (o.json_path != "-" && globals.verbosity > 0) print_report(report.value(), globals.verbosity);
+    return exit_code_for_verdict(report->verdict);
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit_code) {
+    auto o = std::make_shared<ValidateCliOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "validate", "Check a pack: every checksum, bound and rule of the format, and its quality against the source "
+                    "images (PSNR per texture, channel and mip; drift from the stored PSNR)");
+    cmd->add_option("pack", o->pack_path, "The .nmc pack")->required();
+    cmd->add_option("--source", o->validation.source_dir,
+                    "Folder with the source images (default: the folder recorded in the pack)");
+    cmd->add_option("--min-psnr", o->validation.min_psnr_db, "Fail (exit 6) below this PSNR in dB (all mips, float)")
+        ->check(CLI::Range(0.0, 200.0));
+    cmd->add_option("--max-drop", o->validation.max_drop_db,
+                    "Fail (exit 6) when the decoded PSNR differs from the stored one by more (dB)")
+        ->check(CLI::Range(0.0, 200.0));
+    cmd->add_option("--json", o->json_path, "Write the full report as JSON to this file (- for stdout)");
+    cmd->add_option("--diff", o->validation.diff_dir, "Write per-texture error heat maps (PNG) to this folder");
+    cmd->add_flag("-f,--force", o->validation.overwrite, "Heat maps may overwrite existing files");
+    cmd->add_option("--device", o->device, "Decoder: cpu (cuda arrives with the CUDA decoder)")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--threads", o->validation.decoder.threads, "Decoder threads (0: all cores)")
+        ->check(CLI::Range(0, 1024));
+    cmd->callback([o, &globals, &exit_code] { exit_code = run_validate(*o, globals); });
+}
+
+}  // namespace nmc::cli

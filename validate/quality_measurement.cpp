@@ -1,0 +1,226 @@
+// Measures a decoded pack against its sources (definitions in quality_measurement.h and docs/cli.md).
+#include "validate/quality_measurement.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "decoder/cpu/reference_math.h"
+#include "material/image_io.h"
+
+namespace nmc {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Squared-error sums of one channel at one mip.
+struct ErrorSum {
+    double sse = 0;
+    double texels = 0;
+    double mse() const { return texels > 0 ? sse / texels : 0; }
+};
+
+// The value range a file channel is measured in: its pack channel's range, [0, 1] otherwise.
+void channel_range(const Pack& pack, const ChannelSource& source, float& lo, float& hi) {
+    lo = 0.0f;
+    hi = 1.0f;
+    if (source.kind == ChannelSource::Kind::pack) {
+        lo = pack.channels[static_cast<size_t>(source.pack_channel)].lo;
+        hi = pack.channels[static_cast<size_t>(source.pack_channel)].hi;
+    }
+}
+
+double normalised(float v, float lo, float hi) { return (static_cast<double>(v) - lo) / (static_cast<double>(hi) - lo); }
+
+}  // namespace
+
+double psnr_from_mse(double mse) {
+    if (mse <= 0) return 99.0;
+    return std::min(99.0, -10.0 * std::log10(mse));
+}
+
+Result<ReferenceMaterial> load_reference(const std::string& folder, const Pack& pack) {
+    ReferenceMaterial ref;
+    std::vector<Image> images;
+    for (const TextureLayout& layout : pack.textures) {
+        const std::string path = folder + "/" + layout.file_name;
+        auto file = read_image_file(path);
+        if (!file.ok()) return file.status();
+        const Image& image = file->image;
+        if (image.width != pack.material.width || image.height != pack.material.height)
+            return Status(StatusCode::invalid_argument,
+                          path + ": source is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                              ", the pack was made from " + std::to_string(pack.material.width) + "x" +
+                              std::to_string(pack.material.height));
+        if (static_cast<size_t>(image.channels) != layout.channels.size())
+            return Status(StatusCode::invalid_argument, path + ": source has " + std::to_string(image.channels) +
+                                                            " channels, the pack expects " +
+                                                            std::to_string(layout.channels.size()));
+        ref.source_sha256.push_back(file->sha256);
+        ref.source_images.push_back(image);
+        images.push_back(std::move(file->image));
+    }
+    std::vector<PackChannel> channels(pack.channels.size());
+    for (size_t c = 0; c < channels.size(); ++c) {
+        channels[c].name = pack.channels[c].name;
+        channels[c].lo = pack.channels[c].lo;
+        channels[c].hi = pack.channels[c].hi;
+    }
+    auto material = material_from_images(pack.material.name, folder, pack.textures, std::move(channels),
+                                         pack.material.mip_count, std::move(images));
+    if (!material.ok()) return material.status();
+    ref.material = std::move(material.value());
+    return ref;
+}
+
+Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+                                           const ReferenceMaterial& reference) {
+    const Material& source = reference.material;
+    const size_t channel_count = pack.channels.size();
+    const int mips = pack.material.mip_count;
+    if (source.width != pack.material.width || source.height != pack.material.height || source.mip_count != mips ||
+        source.channels.size() != channel_count || static_cast<int>(source.mips.size()) != mips ||
+        reference.source_images.size() != pack.textures.size())
+        return Status(StatusCode::invalid_argument, "reference material does not match the pack's size, mips or channels");
+
+    // spec 8.10 over pack channels: squared errors per channel and mip, in [0, 1] units.
+    std::vector<std::vector<ErrorSum>> errors(channel_count, std::vector<ErrorSum>(static_cast<size_t>(mips)));
+    QualityMeasurement q;
+    q.channels.resize(channel_count);
+    std::vector<std::vector<float>> decoded;
+    for (int m = 0; m < mips; ++m) {
+        NMC_RETURN_IF_ERROR(decoder.decode_mip_channels(m, decoded));
+        for (size_t c = 0; c < channel_count; ++c) {
+            const std::vector<float>& plane = source.mips[static_cast<size_t>(m)][c];
+            if (plane.size() != decoded[c].size())
+                return Status(StatusCode::invalid_argument, "reference mip " + std::to_string(m) + " has the wrong size");
+            const float lo = pack.channels[c].lo, hi = pack.channels[c].hi;
+            ErrorSum& e = errors[c][static_cast<size_t>(m)];
+            for (size_t i = 0; i < plane.size(); ++i) {
+                const double d = normalised(decoded[c][i], lo, hi) - plane[i];
+                e.sse += d * d;
+                q.channels[c].max_abs_error = std::max(q.channels[c].max_abs_error, std::fabs(d));
+            }
+            e.texels = static_cast<double>(plane.size());
+        }
+    }
+
+    auto channel_mse_all_mips = [&](size_t c) {
+        ErrorSum total;
+        for (const ErrorSum& e : errors[c]) {
+            total.sse += e.sse;
+            total.texels += e.texels;
+        }
+        return total.mse();
+    };
+    double mse_sum = 0;
+    for (size_t c = 0; c < channel_count; ++c) {
+        ChannelQuality& cq = q.channels[c];
+        cq.name = pack.channels[c].name;
+        cq.psnr_db = psnr_from_mse(channel_mse_all_mips(c));
+        for (const ErrorSum& e : errors[c]) cq.mips.push_back(psnr_from_mse(e.mse()));
+        mse_sum += channel_mse_all_mips(c);
+        q.max_abs_error = std::max(q.max_abs_error, cq.max_abs_error);
+    }
+    q.psnr_db = psnr_from_mse(mse_sum / static_cast<double>(channel_count));
+    for (int m = 0; m < mips; ++m) {
+        double mip_mse = 0;
+        for (size_t c = 0; c < channel_count; ++c) mip_mse += errors[c][static_cast<size_t>(m)].mse();
+        q.mips.push_back(psnr_from_mse(mip_mse / static_cast<double>(channel_count)));
+    }
+
+    // Per texture: float figures over pack-backed channels (all mips), and mip-0 figures over every file channel.
+    double mse8_sum = 0;
+    size_t file_channels = 0;
+    for (size_t t = 0; t < pack.textures.size(); ++t) {
+        const TextureLayout& layout = pack.textures[t];
+        TextureQualityDetail tq;
+        tq.name = layout.name;
+        tq.file_name = layout.file_name;
+
+        std::vector<size_t> backed;
+        for (const ChannelSource& s : layout.channels)
+            if (s.kind == ChannelSource::Kind::pack) backed.push_back(static_cast<size_t>(s.pack_channel));
+        double texture_mse = 0;
+        for (size_t c : backed) texture_mse += channel_mse_all_mips(c);
+        tq.psnr_db = backed.empty() ? 99.0 : psnr_from_mse(texture_mse / static_cast<double>(backed.size()));
+        for (int m = 0; m < mips; ++m) {
+            double mip_mse = 0;
+            for (size_t c : backed) mip_mse += errors[c][static_cast<size_t>(m)].mse();
+            tq.mips.push_back(backed.empty() ? 99.0 : psnr_from_mse(mip_mse / static_cast<double>(backed.size())));
+        }
+
+        auto image = decoder.decode_texture(static_cast<int>(t), 0);
+        if (!image.ok()) return image.status();
+        const Image& dec = image.value();
+        const Image& src = reference.source_images[t];
+        const auto n = static_cast<size_t>(dec.channels);
+        double texture_mse8 = 0;
+        for (size_t ch = 0; ch < n; ++ch) {
+            float lo, hi;
+            channel_range(pack, layout.channels[ch], lo, hi);
+            double sse = 0, sse8 = 0;
+            for (size_t i = 0; i < dec.texel_count(); ++i) {
+                const double a = normalised(dec.pixels[i * n + ch], lo, hi);
+                const double b = normalised(src.pixels[i * n + ch], lo, hi);
+                sse += (a - b) * (a - b);
+                const auto qa = static_cast<int>(quantise_unorm(static_cast<float>(a), 255));
+                const auto qb = static_cast<int>(quantise_unorm(static_cast<float>(b), 255));
+                sse8 += static_cast<double>((qa - qb) * (qa - qb));
+                tq.max_abs_error8 = std::max(tq.max_abs_error8, std::abs(qa - qb));
+            }
+            const double count = static_cast<double>(dec.texel_count());
+            const double mse8 = sse8 / count / (255.0 * 255.0);
+            tq.channels.push_back(psnr_from_mse(sse / count));
+            tq.channels8.push_back(psnr_from_mse(mse8));
+            texture_mse8 += mse8;
+            mse8_sum += mse8;
+            ++file_channels;
+        }
+        tq.psnr8_mip0_db = psnr_from_mse(texture_mse8 / static_cast<double>(n));
+
+        if (layout.normal_mode != NormalMode::none && n >= 3) {
+            double angle_sum = 0;
+            size_t counted = 0;
+            for (size_t i = 0; i < dec.texel_count(); ++i) {
+                double a[3], b[3], la = 0, lb = 0, dot = 0;
+                for (size_t k = 0; k < 3; ++k) {
+                    a[k] = 2.0 * dec.pixels[i * n + k] - 1.0;
+                    b[k] = 2.0 * src.pixels[i * n + k] - 1.0;
+                    la += a[k] * a[k];
+                    lb += b[k] * b[k];
+                    dot += a[k] * b[k];
+                }
+                if (la <= 0 || lb <= 0) continue;
+                angle_sum += std::acos(std::clamp(dot / std::sqrt(la * lb), -1.0, 1.0)) * 180.0 / kPi;
+                ++counted;
+            }
+            tq.mean_angle_deg = counted > 0 ? angle_sum / static_cast<double>(counted) : 0.0;
+        }
+        q.textures.push_back(std::move(tq));
+    }
+    q.psnr8_mip0_db = psnr_from_mse(mse8_sum / static_cast<double>(std::max<size_t>(file_channels, 1)));
+    return q;
+}
+
+QualityReport to_quality_report(const QualityMeasurement& m, double bits_per_texel) {
+    QualityReport r;
+    r.present = true;
+    r.psnr_db = m.psnr_db;
+    r.bits_per_texel = bits_per_texel;
+    r.psnr8_mip0_db = m.psnr8_mip0_db;
+    r.mips = m.mips;
+    for (const ChannelQuality& c : m.channels) r.channels.push_back(c.psnr_db);
+    for (const TextureQualityDetail& t : m.textures) {
+        TextureQuality tq;
+        tq.texture = t.name;
+        tq.psnr_db = t.psnr_db;
+        tq.channels = t.channels;
+        tq.mips = t.mips;
+        tq.mean_angle_deg = t.mean_angle_deg;
+        tq.psnr8_mip0_db = t.psnr8_mip0_db;
+        r.textures.push_back(std::move(tq));
+    }
+    return r;
+}
+
+}  // namespace nmc

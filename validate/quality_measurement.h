@@ -1,0 +1,69 @@
+// Quality of a pack against its source material, measured by decoding it exactly as docs/format-spec.md
+// section 8 says: NVIDIA-style float PSNR (spec 8.10) overall, per pack channel, per mip and per texture, the
+// 8-bit mip-0 comparison metric users check by hand, maximum errors and normal-map angular error. Used by
+// `nmc validate` and by the compressor to store the quality of what it wrote.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/image.h"
+#include "core/status.h"
+#include "decoder/cpu/cpu_decoder.h"
+#include "format/pack.h"
+#include "material/material.h"
+
+namespace nmc {
+
+// The sources a pack is compared with, in the pack's own channel layout.
+struct ReferenceMaterial {
+    Material material;                 // pack-channel planes for every mip of the pack
+    std::vector<Image> source_images;  // mip 0 of every source file, in pack.textures order
+    std::vector<std::string> source_sha256;
+};
+
+// Reads every texture file of `pack` from `folder` (by its recorded file name) and builds the reference planes
+// with the material library's mip filters. Fails (io_error, not_recognized, ...) naming the file when one is
+// missing or unreadable, and with invalid_argument when a file's size or channel count differs from the pack.
+Result<ReferenceMaterial> load_reference(const std::string& folder, const Pack& pack);
+
+struct ChannelQuality {
+    std::string name;
+    double psnr_db = 0;          // all mips, texel-weighted
+    std::vector<double> mips;    // per mip
+    double max_abs_error = 0;    // largest |decoded - source| over all mips, in [0, 1] units
+};
+
+struct TextureQualityDetail {
+    std::string name;
+    std::string file_name;
+    double psnr_db = 0;              // float, all mips, over the texture's pack-backed channels
+    std::vector<double> mips;        // the same per mip
+    std::vector<double> channels;    // float PSNR at mip 0 of every file channel (rebuilt normal Z included)
+    double psnr8_mip0_db = 0;        // 8-bit output vs 8-bit source, mip 0, every file channel weighted equally
+    std::vector<double> channels8;   // the same per file channel
+    int max_abs_error8 = 0;          // largest 8-bit code difference at mip 0
+    double mean_angle_deg = -1;      // normal maps: mean angle between decoded and source normals at mip 0
+};
+
+struct QualityMeasurement {
+    double psnr_db = 0;                 // spec 8.10 over every pack channel and mip
+    std::vector<double> mips;           // per mip, channels weighted equally
+    std::vector<ChannelQuality> channels;
+    std::vector<TextureQualityDetail> textures;
+    double psnr8_mip0_db = 0;           // the comparison metric: every channel of every source file, mip 0, 8-bit
+    double max_abs_error = 0;           // over every pack channel and mip, [0, 1] units
+};
+
+// PSNR in dB of a mean squared error of values in [0, 1]; 99 (spec 5.8's "lossless") for mse <= 0.
+double psnr_from_mse(double mse);
+
+// Decodes every mip of `pack` with `decoder` and compares it with `reference`. invalid_argument if the
+// reference does not match the pack's size, mips or channels.
+Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+                                           const ReferenceMaterial& reference);
+
+// The measurement in the pack's stored form (spec 5.8), with the file's bits per texel.
+QualityReport to_quality_report(const QualityMeasurement& measurement, double bits_per_texel);
+
+}  // namespace nmc

@@ -1,0 +1,214 @@
+// The checks of `nmc validate`, in order: structure, sources, quality, drift, heat maps.
+#include "validate/validation.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "core/file_io.h"
+#include "decoder/cpu/reference_math.h"
+#include "material/image_io.h"
+
+namespace nmc {
+namespace {
+
+bool is_directory(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string format_db(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+// Error of 0 codes is black; the ramp runs through blue, red and yellow to white at kFullScaleCodes and above.
+constexpr float kFullScaleCodes = 32.0f;
+void heat_colour(float error_codes, float* rgb) {
+    static const float kStops[5][3] = {{0, 0, 0}, {0.1f, 0.1f, 0.8f}, {0.9f, 0.1f, 0.1f}, {1, 0.9f, 0.1f}, {1, 1, 1}};
+    const float t = std::min(error_codes / kFullScaleCodes, 1.0f) * 4.0f;
+    const int i = std::min(static_cast<int>(t), 3);
+    const float f = t - static_cast<float>(i);
+    for (int k = 0; k < 3; ++k) rgb[k] = kStops[i][k] + (kStops[i + 1][k] - kStops[i][k]) * f;
+}
+
+// One heat map per texture: per texel, the largest 8-bit code difference over the texture's channels at mip 0.
+Status write_heat_maps(const CpuDecoder& decoder, const Pack& pack, const ReferenceMaterial& ref,
+                       const ValidationOptions& options, std::vector<std::string>& written) {
+    if (::mkdir(options.diff_dir.c_str(), 0755) != 0 && !is_directory(options.diff_dir))
+        return Status(StatusCode::io_error, options.diff_dir + ": cannot create folder");
+    for (size_t t = 0; t < pack.textures.size(); ++t) {
+        auto decoded = decoder.decode_texture(static_cast<int>(t), 0);
+        if (!decoded.ok()) return decoded.status();
+        const Image& dec = decoded.value();
+        const Image& src = ref.source_images[t];
+        const auto n = static_cast<size_t>(dec.channels);
+        Image heat(dec.width, dec.height, 3, SampleType::uint8);
+        for (size_t i = 0; i < dec.texel_count(); ++i) {
+            uint32_t worst = 0;
+            for (size_t c = 0; c < n; ++c) {
+                const uint32_t a = quantise_unorm(dec.pixels[i * n + c], 255);
+                const uint32_t b = quantise_unorm(src.pixels[i * n + c], 255);
+                worst = std::max(worst, a > b ? a - b : b - a);
+            }
+            heat_colour(static_cast<float>(worst), &heat.pixels[i * 3]);
+        }
+        const std::string path = options.diff_dir + "/" + pack.textures[t].name + "_diff.png";
+        NMC_RETURN_IF_ERROR(write_image(path, heat, "png", options.overwrite));
+        written.push_back(path);
+    }
+    return Status::success();
+}
+
+}  // namespace
+
+const char* to_string(Verdict v) {
+    switch (v) {
+        case Verdict::pass: return "pass";
+        case Verdict::structurally_invalid: return "structurally_invalid";
+        case Verdict::source_mismatch: return "source_mismatch";
+        case Verdict::quality_below_threshold: return "quality_below_threshold";
+    }
+    return "unknown";
+}
+
+Result<ValidationReport> validate_pack_file(const std::string& path, const ValidationOptions& options) {
+    ValidationReport report;
+    report.pack_path = path;
+
+    // Structure: every problem the reader can find (spec section 10).
+    std::vector<Status> problems;
+    ContainerInfo container;
+    ReadOptions read_options;
+    read_options.problems = &problems;
+    auto pack = read_pack_file(path, &container, read_options);
+    if (!pack.ok()) {
+        if (pack.status().code() == StatusCode::io_error) return pack.status();
+        report.structural_problems = problems.empty() ? std::vector<Status>{pack.status()} : problems;
+        report.verdict = Verdict::structurally_invalid;
+        report.failures.push_back("the pack is structurally invalid");
+        return report;
+    }
+    report.file_size = container.file_size;
+    report.bits_per_texel = static_cast<double>(container.file_size) * 8.0 /
+                            (static_cast<double>(pack->material.width) * static_cast<double>(pack->material.height));
+    report.stored_quality_present = pack->quality.present;
+    report.stored_psnr_db = pack->quality.psnr_db;
+
+    auto decoder = CpuDecoder::create(pack.value(), options.decoder);
+    if (!decoder.ok()) return decoder.status();
+    report.decoder_isa = decoder->isa_name();
+
+    // Sources: the user's folder, or the one recorded at compression time if it still exists.
+    std::string source_dir = options.source_dir;
+    if (source_dir.empty()) {
+        if (pack->encoder.source_folder.empty() || !is_directory(pack->encoder.source_folder)) {
+            report.source_note = pack->encoder.source_folder.empty()
+                                     ? "no --source given and the pack records no source folder"
+                                     : "no --source given and the recorded source folder " +
+                                           pack->encoder.source_folder + " does not exist";
+            return report;
+        }
+        source_dir = pack->encoder.source_folder;
+    }
+    report.source_dir = source_dir;
+    auto reference = load_reference(source_dir, pack.value());
+    if (!reference.ok()) {
+        if (reference.status().code() == StatusCode::invalid_argument) {
+            report.verdict = Verdict::source_mismatch;
+            report.failures.push_back(reference.status().message());
+            return report;
+        }
+        return reference.status();
+    }
+    for (size_t t = 0; t < pack->textures.size(); ++t) {
+        SourceCheck check{pack->textures[t].name, pack->textures[t].file_name, pack->textures[t].source_sha256,
+                          reference->source_sha256[t]};
+        if (!check.matches()) {
+            report.verdict = Verdict::source_mismatch;
+            report.failures.push_back(check.file + ": source file differs from the one the pack was made from");
+        }
+        report.sources.push_back(std::move(check));
+    }
+
+    auto quality = measure_quality(decoder.value(), pack.value(), reference.value());
+    if (!quality.ok()) return quality.status();
+    report.quality = std::move(quality.value());
+    report.quality_measured = true;
+    report.drift_db = report.quality.psnr_db - report.stored_psnr_db;
+
+    bool quality_failed = false;
+    if (options.min_psnr_db >= 0 && report.quality.psnr_db < options.min_psnr_db) {
+        quality_failed = true;
+        report.failures.push_back("PSNR " + format_db(report.quality.psnr_db) + " dB is below --min-psnr " +
+                                  format_db(options.min_psnr_db) + " dB");
+    }
+    if (report.stored_quality_present && report.verdict != Verdict::source_mismatch &&
+        std::fabs(report.drift_db) > options.max_drop_db) {
+        quality_failed = true;
+        report.failures.push_back("decoded PSNR " + format_db(report.quality.psnr_db) + " dB differs from the stored " +
+                                  format_db(report.stored_psnr_db) + " dB by more than --max-drop " +
+                                  format_db(options.max_drop_db) + " dB");
+    }
+    if (quality_failed && report.verdict == Verdict::pass) report.verdict = Verdict::quality_below_threshold;
+
+    if (!options.diff_dir.empty())
+        NMC_RETURN_IF_ERROR(write_heat_maps(decoder.value(), pack.value(), reference.value(), options, report.diff_images));
+    return report;
+}
+
+std::string validation_report_json(const ValidationReport& r) {
+    using Json = nlohmann::ordered_json;
+    Json j;
+    j["pack"] = r.pack_path;
+    j["verdict"] = to_string(r.verdict);
+    j["failures"] = r.failures;
+    Json problems = Json::array();
+    for (const Status& s : r.structural_problems)
+        problems.push_back({{"code", to_string(s.code())}, {"message", s.message()}});
+    j["structural_problems"] = problems;
+    j["file_size"] = r.file_size;
+    j["bits_per_texel"] = r.bits_per_texel;
+    j["decoder"] = r.decoder_isa;
+    j["source_dir"] = r.source_dir;
+    if (!r.source_note.empty()) j["source_note"] = r.source_note;
+    Json sources = Json::array();
+    for (const SourceCheck& s : r.sources)
+        sources.push_back({{"texture", s.texture}, {"file", s.file}, {"expected_sha256", s.expected_sha256},
+                           {"actual_sha256", s.actual_sha256}, {"matches", s.matches()}});
+    j["sources"] = sources;
+    if (r.stored_quality_present) j["stored_psnr_db"] = r.stored_psnr_db;
+    if (r.quality_measured) {
+        const QualityMeasurement& q = r.quality;
+        Json quality;
+        quality["psnr_db"] = q.psnr_db;
+        quality["drift_db"] = r.drift_db;
+        quality["psnr8_mip0_db"] = q.psnr8_mip0_db;
+        quality["max_abs_error"] = q.max_abs_error;
+        quality["mips"] = q.mips;
+        Json channels = Json::array();
+        for (const ChannelQuality& c : q.channels)
+            channels.push_back({{"name", c.name}, {"psnr_db", c.psnr_db}, {"mips", c.mips},
+                                {"max_abs_error", c.max_abs_error}});
+        quality["channels"] = channels;
+        Json textures = Json::array();
+        for (const TextureQualityDetail& t : q.textures) {
+            Json tj{{"name", t.name}, {"file", t.file_name}, {"psnr_db", t.psnr_db}, {"mips", t.mips},
+                    {"channels", t.channels}, {"psnr8_mip0_db", t.psnr8_mip0_db}, {"channels8", t.channels8},
+                    {"max_abs_error8", t.max_abs_error8}};
+            if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            textures.push_back(std::move(tj));
+        }
+        quality["textures"] = textures;
+        j["quality"] = quality;
+    }
+    j["diff_images"] = r.diff_images;
+    return j.dump(2);
+}
+
+}  // namespace nmc

@@ -1,0 +1,67 @@
+// `nmc validate` as a library: structural checks of a pack (every checksum, bound and rule of the spec, all
+// problems reported), quality against the source images, a drift check against the quality stored at
+// compression time, source-hash checks and optional error heat maps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "decoder/cpu/cpu_decoder.h"
+#include "validate/quality_measurement.h"
+
+namespace nmc {
+
+struct ValidationOptions {
+    std::string source_dir;      // "" : the folder recorded in the pack (encoder.source_folder), if it exists
+    double min_psnr_db = -1;     // fail when the measured PSNR (spec 8.10) is below; < 0: no threshold
+    double max_drop_db = 0.05;   // fail when |stored - measured| PSNR exceeds this
+    std::string diff_dir;        // "" : no heat maps; else one PNG per texture (mip 0, 8-bit code error)
+    bool overwrite = false;      // heat maps may replace existing files
+    CpuDecoderOptions decoder;
+};
+
+struct SourceCheck {
+    std::string texture;
+    std::string file;
+    std::string expected_sha256;  // recorded in the pack ("" if none)
+    std::string actual_sha256;
+    bool matches() const { return expected_sha256.empty() || expected_sha256 == actual_sha256; }
+};
+
+enum class Verdict {
+    pass,
+    structurally_invalid,     // the pack breaks the spec
+    source_mismatch,          // sources differ from those the pack was made from
+    quality_below_threshold,  // --min-psnr or --max-drop failed
+};
+const char* to_string(Verdict v);
+
+struct ValidationReport {
+    std::string pack_path;
+    uint64_t file_size = 0;
+    double bits_per_texel = 0;
+    std::vector<Status> structural_problems;  // every problem found; empty when the pack is valid
+    std::string source_dir;                   // where sources were read ("" when not compared)
+    std::string source_note;                  // why quality was not measured, when it was not
+    bool quality_measured = false;
+    QualityMeasurement quality;
+    std::vector<SourceCheck> sources;
+    bool stored_quality_present = false;
+    double stored_psnr_db = 0;
+    double drift_db = 0;                     // measured - stored
+    std::vector<std::string> failures;       // each failed check in words
+    std::vector<std::string> diff_images;    // heat maps written
+    Verdict verdict = Verdict::pass;
+    std::string decoder_isa;
+};
+
+// Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all, sources named
+// by the user cannot be read, or heat maps cannot be written; every finding about the pack itself is in the
+// report's verdict.
+Result<ValidationReport> validate_pack_file(const std::string& path, const ValidationOptions& options);
+
+// The report as a JSON object carrying every number `nmc validate` prints.
+std::string validation_report_json(const ValidationReport& report);
+
+}  // namespace nmc
