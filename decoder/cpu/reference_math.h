@@ -1,6 +1,7 @@
 // The scalar arithmetic of docs/format-spec.md section 8, one function per step, in the spec's order and number
 // types. The CPU decoder runs these for every texel; the trainer and the CUDA decoder test against them.
-// Compiled with -ffp-contract=off: the spec forbids fusing a multiply and an add that it writes as two steps.
+// Targets that link nmc_decoder_cpu compile with -ffp-contract=off: the spec forbids fusing a multiply and an add
+// that it writes as two steps, and the inline steps below are compiled in the user's files.
 #pragma once
 
 #include <cmath>
