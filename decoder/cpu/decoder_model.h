@@ -16,6 +16,7 @@ namespace nmc::cpu_detail {
 // Texels decoded together: one AVX-512 register of float32 per value, so each weight load serves 16 texels.
 constexpr int kTileTexels = 16;
 constexpr int kMaxLayerWidth = 256;  // spec 9
+constexpr int kMaxChannels = 16;     // spec 9: pack channels, the last layer's width
 
 struct ModelLayer {
     int input_width = 0;
