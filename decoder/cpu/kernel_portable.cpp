@@ -1,6 +1,8 @@
-// The portable kernel: spec 8.1-8.7 for a tile of texel queries in plain C++, one texel at a time, summing each
-// layer's products in input order. Runs on any CPU; the loops over outputs auto-vectorise for the baseline ISA.
+// The portable kernel: spec 8.1-8.7 for a tile of 16 texel queries in plain C++, summing each layer's products in
+// input order. Runs on any CPU; the loops over the tile's texels auto-vectorise for the baseline ISA.
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "decoder/cpu/decoder_model.h"
 
@@ -43,36 +45,52 @@ void round_to_fp8_portable(const float* in, float* out, size_t n) {
 }
 
 void decode_tile_portable(const Model& model, const TexelQuery* queries, int count, float* out) {
-    float x[kMaxLayerWidth];
-    float y[kMaxLayerWidth];
+    float buffer_a[kMaxLayerWidth * kTileTexels];  // a layer's input x', [i * 16 + t]
+    float buffer_b[kMaxLayerWidth * kTileTexels];
+    float row[kMaxLayerWidth];
+
+    // spec 8.1-8.5 per texel, then x'[i] = fp8(x[i]) (8.6); lanes past `count` repeat the last query.
+    for (int t = 0; t < kTileTexels; ++t) {
+        model.assemble_input(queries[std::min(t, count - 1)], row);
+        for (int i = 0; i < model.layers[0].input_width; ++i) buffer_a[i * kTileTexels + t] = round_to_fp8(row[i]);
+    }
+
+    float* input = buffer_a;
+    float* next = buffer_b;
     const size_t last = model.layers.size() - 1;
-    for (int t = 0; t < count; ++t) {
-        // spec 8.1-8.5: layer 0's input.
-        model.assemble_input(queries[t], x);
-        for (size_t l = 0; l <= last; ++l) {
-            const ModelLayer& layer = model.layers[l];
-            const size_t n_out = static_cast<size_t>(layer.output_width);
-            const size_t stride = static_cast<size_t>(layer.padded_output_width);
-            // spec 8.6: x'[i] = fp8(x[i]); acc[n] = sum over i of W[n][i] * x'[i] (float32, input order; each
-            // product is exact, so a contracted multiply-add would give the same sum).
-            for (size_t n = 0; n < n_out; ++n) y[n] = 0.0f;
+    for (size_t l = 0; l <= last; ++l) {
+        const ModelLayer& layer = model.layers[l];
+        const size_t stride = static_cast<size_t>(layer.padded_output_width);
+        // Two outputs at a time (the padded width is even), their 16 texels' sums in registers.
+        for (size_t n = 0; n < static_cast<size_t>(layer.output_width); n += 2) {
+            // spec 8.6: acc[n] = sum over i of W[n][i] * x'[i] (float32, in input order).
+            float acc0[kTileTexels] = {};
+            float acc1[kTileTexels] = {};
             for (size_t i = 0; i < static_cast<size_t>(layer.input_width); ++i) {
-                const float xi = round_to_fp8(x[i]);
-                if (xi == 0.0f) continue;  // adding a zero product leaves a sum that started at +0 unchanged
-                const float* w = &layer.weights[i * stride];
-                for (size_t n = 0; n < n_out; ++n) y[n] += w[n] * xi;
+                const float w0 = layer.weights[i * stride + n];
+                const float w1 = layer.weights[i * stride + n + 1];
+                const float* x = input + i * kTileTexels;
+                for (int t = 0; t < kTileTexels; ++t) {
+                    acc0[t] += w0 * x[t];
+                    acc1[t] += w1 * x[t];
+                }
             }
-            // y[n] = acc[n] * scale[n] + bias[n]; hidden layers then the activation, the last the output (8.7).
-            for (size_t n = 0; n < n_out; ++n) {
-                const float yn = layer_output(y[n], layer.scales[n], layer.biases[n]);
-                if (l < last) {
-                    x[n] = hgelu_clamped(yn);
-                } else {
-                    out[n * kTileTexels + static_cast<size_t>(t)] =
-                        output_transform(yn, model.channel_lo[n], model.channel_hi[n]);
+            // y = acc * scale + bias; hidden layers: the activation, rounded for the next layer; the last: 8.7.
+            for (size_t k = 0; k < 2; ++k) {
+                const float* acc = k == 0 ? acc0 : acc1;
+                const size_t m = n + k;
+                for (int t = 0; t < kTileTexels; ++t) {
+                    const float y = layer_output(acc[t], layer.scales[m], layer.biases[m]);
+                    if (l < last) {
+                        next[m * kTileTexels + static_cast<size_t>(t)] = round_to_fp8(hgelu_clamped(y));
+                    } else if (m < static_cast<size_t>(layer.output_width)) {
+                        out[m * kTileTexels + static_cast<size_t>(t)] =
+                            output_transform(y, model.channel_lo[m], model.channel_hi[m]);
+                    }
                 }
             }
         }
+        std::swap(input, next);
     }
 }
 
