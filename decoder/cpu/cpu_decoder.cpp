@@ -64,10 +64,14 @@ void for_each_tile(int threads, size_t count, const QueryOf& query_of, const Dec
 
 const char* to_string(CpuIsa isa) {
     switch (isa) {
-        case CpuIsa::automatic: return "automatic";
-        case CpuIsa::portable: return "portable";
-        case CpuIsa::avx2: return "avx2";
-        case CpuIsa::avx512bf16: return "avx512bf16";
+        case CpuIsa::automatic:
+            return "automatic";
+        case CpuIsa::portable:
+            return "portable";
+        case CpuIsa::avx2:
+            return "avx2";
+        case CpuIsa::avx512bf16:
+            return "avx512bf16";
     }
     return "unknown";
 }
@@ -101,7 +105,9 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
     return CpuDecoder(std::make_shared<const cpu_detail::Model>(std::move(model).value()), isa, threads);
 }
 
-int CpuDecoder::channel_count() const { return model_->channel_count(); }
+int CpuDecoder::channel_count() const {
+    return model_->channel_count();
+}
 
 void CpuDecoder::decode_tile(const TexelQuery* queries, int count, float* out) const {
 #if NMC_HAVE_X86_KERNELS
@@ -137,7 +143,8 @@ Status CpuDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>&
             std::copy(values + c * kTileTexels, values + c * kTileTexels + count, out[c].begin() + first);
         }
     };
-    for_each_tile(threads_, texels, query_of, [this](auto... args) { decode_tile(args...); }, sink);
+    for_each_tile(
+        threads_, texels, query_of, [this](auto... args) { decode_tile(args...); }, sink);
     return Status::success();
 }
 
@@ -169,7 +176,8 @@ Result<Image> CpuDecoder::decode_texture(int texture, int mip) const {
                                   &image.pixels[(first + static_cast<size_t>(t)) * static_cast<size_t>(channels)]);
         }
     };
-    for_each_tile(threads_, image.texel_count(), query_of, [this](auto... args) { decode_tile(args...); }, sink);
+    for_each_tile(
+        threads_, image.texel_count(), query_of, [this](auto... args) { decode_tile(args...); }, sink);
     return image;
 }
 

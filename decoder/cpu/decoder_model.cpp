@@ -13,13 +13,17 @@
 namespace nmc::cpu_detail {
 namespace {
 
-Status invalid(const std::string& what) { return {StatusCode::invalid_argument, "pack: " + what}; }
+Status invalid(const std::string& what) {
+    return {StatusCode::invalid_argument, "pack: " + what};
+}
 
 std::string expected_got(const std::string& field, long long expected, long long got) {
     return field + ": expected " + std::to_string(expected) + ", got " + std::to_string(got);
 }
 
-bool is_range(float lo, float hi) { return std::isfinite(lo) && std::isfinite(hi) && lo < hi; }
+bool is_range(float lo, float hi) {
+    return std::isfinite(lo) && std::isfinite(hi) && lo < hi;
+}
 
 Status check_material(const Pack& pack) {
     const MaterialInfo& m = pack.material;
@@ -135,8 +139,8 @@ Status check_network(const Pack& pack) {
                            std::to_string(layer.output_width) + " outside 1..256");
         }
         if (l == 0 && layer.input_width < min_input) {
-            return invalid(name + ".input_width " + std::to_string(layer.input_width) + " below 2F + 13 = " +
-                           std::to_string(min_input));
+            return invalid(name + ".input_width " + std::to_string(layer.input_width) +
+                           " below 2F + 13 = " + std::to_string(min_input));
         }
         if (l > 0 && layer.input_width != net.layers[l - 1].output_width) {
             return invalid(expected_got(name + ".input_width", net.layers[l - 1].output_width, layer.input_width));
@@ -145,8 +149,8 @@ Status check_network(const Pack& pack) {
     }
     const int c = static_cast<int>(pack.channels.size());
     if (net.layers.back().output_width != c) {
-        return invalid(expected_got("last layer's output_width (the channel count)", c,
-                                    net.layers.back().output_width));
+        return invalid(
+            expected_got("last layer's output_width (the channel count)", c, net.layers.back().output_width));
     }
     return Status::success();
 }
@@ -168,7 +172,8 @@ Status check_textures(const Pack& pack) {
             const ChannelSource& s = tex.channels[i];
             const bool normal_z_allowed = tex.normal_mode == NormalMode::xy && i == 2;
             if ((s.kind == Kind::normal_z) != normal_z_allowed) {
-                return invalid(name + ".channels[" + std::to_string(i) + "]: normal_z must be (only) the third "
+                return invalid(name + ".channels[" + std::to_string(i) +
+                               "]: normal_z must be (only) the third "
                                "channel of an xy normal map");
             }
             if (s.kind == Kind::pack && (s.pack_channel < 0 || s.pack_channel >= c)) {
@@ -245,8 +250,13 @@ Result<Model> build_model(const Pack& pack) {
     model.address_mode = pack.material.address_mode;
     model.feature_count = pack.latents.feature_count;
     for (const LatentLevel& level : pack.latents.levels) {
-        ModelLevel m{level.width, level.height, level.bits, level.lo, latent_step(level.lo, level.hi, level.bits),
-                     level.codes, latent_value_table(level)};
+        ModelLevel m{level.width,
+                     level.height,
+                     level.bits,
+                     level.lo,
+                     latent_step(level.lo, level.hi, level.bits),
+                     level.codes,
+                     latent_value_table(level)};
         m.codes.resize(m.codes.size() + kCodePadding, 0);
         model.levels.push_back(std::move(m));
     }

@@ -21,15 +21,15 @@ constexpr int kMaxChannels = 16;     // spec 9: pack channels, the last layer's 
 struct ModelLayer {
     int input_width = 0;
     int output_width = 0;
-    int padded_output_width = 0;        // output_width rounded up to a multiple of kTileTexels
+    int padded_output_width = 0;  // output_width rounded up to a multiple of kTileTexels
     // Portable and AVX2 kernels: W[n][i] as float at [i * padded_output_width + n], zero beyond the matrix, so
     // the loop over outputs vectorises and the AVX2 kernel's blocks of outputs stay in bounds.
     std::vector<float> weights;
     // AVX-512 BF16 kernel: at [p * padded_output_width + n] the bf16 codes of W[n][2p] (low half) and
     // W[n][2p+1] (high half), zero beyond the matrix. E4M3 and Int8 values are exact in bf16.
     std::vector<uint32_t> weight_pairs;
-    std::vector<float> scales;          // padded_output_width entries; 1 where the layer has no scales (exact)
-    std::vector<float> biases;          // padded_output_width entries, binary16 converted to float32; 0 padding
+    std::vector<float> scales;  // padded_output_width entries; 1 where the layer has no scales (exact)
+    std::vector<float> biases;  // padded_output_width entries, binary16 converted to float32; 0 padding
 
     int input_pairs() const { return (input_width + 1) / 2; }
 };
@@ -42,10 +42,10 @@ struct ModelLevel {
     int width = 0;
     int height = 0;
     int bits = 0;
-    float lo = 0;                 // spec 6: value = lo + q * step
+    float lo = 0;  // spec 6: value = lo + q * step
     float step = 0;
-    std::vector<uint8_t> codes;   // one byte per feature, as in the Pack, then kCodePadding zero bytes
-    std::vector<float> values;    // spec 6: the dequantised value of each code, values[q] = lo + q * step
+    std::vector<uint8_t> codes;  // one byte per feature, as in the Pack, then kCodePadding zero bytes
+    std::vector<float> values;   // spec 6: the dequantised value of each code, values[q] = lo + q * step
 };
 
 struct Model {
@@ -71,8 +71,8 @@ struct Model {
     // spec 8.1-8.5: layer 0's input for one valid query, layers[0].input_width floats.
     void assemble_input(const TexelQuery& q, float* x) const {
         const int k0 = first_level_of_mip(q.mip, static_cast<int>(levels.size()));
-        nmc::assemble_input(level_view(k0), level_view(k0 + 1), address_mode, q.u, q.v, q.mip,
-                            layers[0].input_width, x);
+        nmc::assemble_input(level_view(k0), level_view(k0 + 1), address_mode, q.u, q.v, q.mip, layers[0].input_width,
+                            x);
     }
 };
 

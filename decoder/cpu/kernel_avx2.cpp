@@ -48,10 +48,10 @@ inline __m256 round_to_fp8(__m256 x) {
 
 // spec 8.6: t = min(max(y * 0.333333343 + 0.5, 0), 1); a = min(y, 3) * t. minps/maxps as spec_min/spec_max.
 inline __m256 hgelu_clamped(__m256 y) {
-    const __m256 t = _mm256_min_ps(
-        _mm256_max_ps(_mm256_add_ps(_mm256_mul_ps(y, _mm256_set1_ps(0.333333343f)), _mm256_set1_ps(0.5f)),
-                      _mm256_setzero_ps()),
-        _mm256_set1_ps(1.0f));
+    const __m256 t =
+        _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_mul_ps(y, _mm256_set1_ps(0.333333343f)), _mm256_set1_ps(0.5f)),
+                                    _mm256_setzero_ps()),
+                      _mm256_set1_ps(1.0f));
     return _mm256_mul_ps(_mm256_min_ps(y, _mm256_set1_ps(3.0f)), t);
 }
 
@@ -63,7 +63,9 @@ inline __m256 output_transform(__m256 o, float lo, float hi) {
 
 }  // namespace
 
-bool avx2_supported() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool avx2_supported() {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 
 void round_to_fp8_avx2(const float* in, float* out, size_t n) {
     size_t i = 0;

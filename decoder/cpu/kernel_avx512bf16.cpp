@@ -13,7 +13,8 @@
 // Only the code below is compiled for AVX-512: the headers above keep the build's baseline ISA, so an inline
 // function they define can never reach the portable path in an AVX-512 copy (the linker keeps one copy of each).
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"))), \
+                             apply_to = function)
 #else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")
@@ -54,10 +55,10 @@ inline __m512i pack_pairs(__m512 lo, __m512 hi) {
 
 // spec 8.6: t = min(max(y * 0.333333343 + 0.5, 0), 1); a = min(y, 3) * t. minps/maxps as spec_min/spec_max.
 inline __m512 hgelu_clamped(__m512 y) {
-    const __m512 t = _mm512_min_ps(
-        _mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(y, _mm512_set1_ps(0.333333343f)), _mm512_set1_ps(0.5f)),
-                      _mm512_setzero_ps()),
-        _mm512_set1_ps(1.0f));
+    const __m512 t =
+        _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(y, _mm512_set1_ps(0.333333343f)), _mm512_set1_ps(0.5f)),
+                                    _mm512_setzero_ps()),
+                      _mm512_set1_ps(1.0f));
     return _mm512_mul_ps(_mm512_min_ps(y, _mm512_set1_ps(3.0f)), t);
 }
 
@@ -67,7 +68,9 @@ inline __m512 output_transform(__m512 o, float lo, float hi) {
     return _mm512_add_ps(_mm512_set1_ps(lo), _mm512_mul_ps(_mm512_set1_ps(hi - lo), clamped));
 }
 
-inline __m512bh as_bf16(__m512i v) { return reinterpret_cast<__m512bh&>(v); }
+inline __m512bh as_bf16(__m512i v) {
+    return reinterpret_cast<__m512bh&>(v);
+}
 
 // spec 8.2-8.3 for one level and 16 texels: the sample position, the four taps' first-code indices and the
 // bilinear weights. The same operations as reference_math's sample_position / address_texel / bilinear_weights.
@@ -99,11 +102,10 @@ inline bool level_taps(const LatentLevelView& level, AddressMode mode, __m512 u,
     const __m512 fx0 = _mm512_roundscale_ps(taps.px, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     const __m512 fy0 = _mm512_roundscale_ps(taps.py, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     const __m512 minus_one = _mm512_set1_ps(-1.0f);
-    const __mmask16 inside =
-        _mm512_cmp_ps_mask(fx0, minus_one, _CMP_GE_OQ) &
-        _mm512_cmp_ps_mask(fx0, _mm512_set1_ps(static_cast<float>(level.width - 1)), _CMP_LE_OQ) &
-        _mm512_cmp_ps_mask(fy0, minus_one, _CMP_GE_OQ) &
-        _mm512_cmp_ps_mask(fy0, _mm512_set1_ps(static_cast<float>(level.height - 1)), _CMP_LE_OQ);
+    const __mmask16 inside = _mm512_cmp_ps_mask(fx0, minus_one, _CMP_GE_OQ) &
+                             _mm512_cmp_ps_mask(fx0, _mm512_set1_ps(static_cast<float>(level.width - 1)), _CMP_LE_OQ) &
+                             _mm512_cmp_ps_mask(fy0, minus_one, _CMP_GE_OQ) &
+                             _mm512_cmp_ps_mask(fy0, _mm512_set1_ps(static_cast<float>(level.height - 1)), _CMP_LE_OQ);
     if (inside != 0xFFFF) return false;
     __m512i xa, xb, ya, yb;
     address_pair(_mm512_cvtps_epi32(fx0), level.width, mode, xa, xb);
@@ -153,10 +155,10 @@ inline void sample_level(const ModelLevel& level, int feature_count, const Level
             const __m512 c = dequantise(level, table, _mm512_and_si512(qc, byte));
             const __m512 d = dequantise(level, table, _mm512_and_si512(qd, byte));
             // value = ((w00 * a + w10 * b) + w01 * c) + w11 * d
-            const __m512 value = _mm512_add_ps(
-                _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(taps.w00, a), _mm512_mul_ps(taps.w10, b)),
-                              _mm512_mul_ps(taps.w01, c)),
-                _mm512_mul_ps(taps.w11, d));
+            const __m512 value =
+                _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(taps.w00, a), _mm512_mul_ps(taps.w10, b)),
+                                            _mm512_mul_ps(taps.w01, c)),
+                              _mm512_mul_ps(taps.w11, d));
             _mm512_store_ps(x + (first + j) * kTileTexels, value);
             qa = _mm512_srli_epi32(qa, 8);
             qb = _mm512_srli_epi32(qb, 8);
@@ -233,7 +235,7 @@ void round_to_fp8_avx512(const float* in, float* out, size_t n) {
 
 void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int count, float* out) {
     static_assert(kTileTexels == 16, "one texel per lane of a 512-bit register");
-    alignas(64) float x[kMaxLayerWidth * kTileTexels];      // layer 0's input, [i * 16 + t]
+    alignas(64) float x[kMaxLayerWidth * kTileTexels];               // layer 0's input, [i * 16 + t]
     alignas(64) uint32_t pairs_a[kMaxLayerWidth / 2 * kTileTexels];  // a layer's input as bf16 pairs, [p * 16 + t]
     alignas(64) uint32_t pairs_b[kMaxLayerWidth / 2 * kTileTexels];
 
@@ -290,11 +292,11 @@ void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int c
                 } else {
                     if (n < layer.output_width) {
                         _mm512_storeu_ps(out + n * kTileTexels,
-                                        output_transform(y0, model.channel_lo[n], model.channel_hi[n]));
+                                         output_transform(y0, model.channel_lo[n], model.channel_hi[n]));
                     }
                     if (n + 1 < layer.output_width) {
                         _mm512_storeu_ps(out + (n + 1) * kTileTexels,
-                                        output_transform(y1, model.channel_lo[n + 1], model.channel_hi[n + 1]));
+                                         output_transform(y1, model.channel_lo[n + 1], model.channel_hi[n + 1]));
                     }
                 }
             }

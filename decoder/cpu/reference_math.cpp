@@ -128,8 +128,8 @@ void source_channel_values(const TextureLayout& texture, const float* pack_value
         } else if (source.kind == Kind::normal_z) {
             out[i] = normal.z;
         } else {
-            const float value = texture.normal_mode != NormalMode::none && i < 3 ? normal_values[i]
-                                                                                 : pack_values[source.pack_channel];
+            const float value =
+                texture.normal_mode != NormalMode::none && i < 3 ? normal_values[i] : pack_values[source.pack_channel];
             out[i] = source.invert ? 1.0f - value : value;
         }
     }

@@ -15,14 +15,22 @@ namespace nmc {
 
 // min and max as x86 minps/maxps compute them (the second operand when the two compare equal, so
 // spec_max(-0.0f, 0.0f) is +0.0f): the scalar and the SIMD paths then agree on the sign of zero too.
-inline float spec_min(float a, float b) { return a < b ? a : b; }
-inline float spec_max(float a, float b) { return a > b ? a : b; }
+inline float spec_min(float a, float b) {
+    return a < b ? a : b;
+}
+inline float spec_max(float a, float b) {
+    return a > b ? a : b;
+}
 
 // spec 6: step_k = (hi_k - lo_k) / (2^b_k - 1).
-inline float latent_step(float lo, float hi, int bits) { return (hi - lo) / static_cast<float>((1 << bits) - 1); }
+inline float latent_step(float lo, float hi, int bits) {
+    return (hi - lo) / static_cast<float>((1 << bits) - 1);
+}
 
 // spec 6: a feature's value is lo_k + q * step_k (one multiply, then one add).
-inline float dequantise_latent(float lo, float step, uint32_t q) { return lo + static_cast<float>(q) * step; }
+inline float dequantise_latent(float lo, float step, uint32_t q) {
+    return lo + static_cast<float>(q) * step;
+}
 
 // spec 6: the value of every code of a level, values[q] for q in 0 .. 2^bits - 1.
 std::vector<float> latent_value_table(const LatentLevel& level);
@@ -32,15 +40,19 @@ struct LatentLevelView {
     int width = 0;
     int height = 0;
     int feature_count = 0;
-    const uint8_t* codes = nullptr;   // (y * width + x) * feature_count + j
-    const float* values = nullptr;    // latent_value_table of the level
+    const uint8_t* codes = nullptr;  // (y * width + x) * feature_count + j
+    const float* values = nullptr;   // latent_value_table of the level
 };
 
 // spec 8: whole-texture decoding queries texel x of a mip of width w at u = (x + 0.5) / w (one add, one divide).
-inline float texel_centre(int x, int size) { return (static_cast<float>(x) + 0.5f) / static_cast<float>(size); }
+inline float texel_centre(int x, int size) {
+    return (static_cast<float>(x) + 0.5f) / static_cast<float>(size);
+}
 
 // spec 8.1: k0 = min(m, K - 2); k1 = k0 + 1.
-inline int first_level_of_mip(int mip, int level_count) { return mip < level_count - 2 ? mip : level_count - 2; }
+inline int first_level_of_mip(int mip, int level_count) {
+    return mip < level_count - 2 ? mip : level_count - 2;
+}
 
 // spec 8.2: px = u * w_k - 0.5, py = v * h_k - 0.5; x0 = floor(px), y0 = floor(py); fx = px - x0, fy = py - y0.
 struct SamplePosition {
@@ -82,7 +94,9 @@ inline float bilinear(const BilinearWeights& w, float a, float b, float c, float
 SamplePosition sample_latents(const LatentLevelView& level, AddressMode mode, float u, float v, float* out);
 
 // spec 8.4: saw(t) = 2 * (t - floor(t)) - 1.
-inline float saw(float t) { return 2.0f * (t - std::floor(t)) - 1.0f; }
+inline float saw(float t) {
+    return 2.0f * (t - std::floor(t)) - 1.0f;
+}
 
 // spec 8.4: the 12 positional-encoding values from level k0's px, py: for octave o = 0, 1, 2 with s = 2^o,
 // saw(px * s), saw(py * s), saw(px * s + 0.25), saw(py * s + 0.25).
@@ -103,7 +117,9 @@ inline float hgelu_clamped(float y) {
 }
 
 // spec 8.6: y = acc * scale + bias (a multiply, then an add); layers without scales use scale 1, which is exact.
-inline float layer_output(float acc, float scale, float bias) { return acc * scale + bias; }
+inline float layer_output(float acc, float scale, float bias) {
+    return acc * scale + bias;
+}
 
 // spec 8.7: value = lo + (hi - lo) * min(max(o, 0), 1) (a subtract, a multiply, an add).
 inline float output_transform(float o, float lo, float hi) {

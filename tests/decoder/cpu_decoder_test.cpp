@@ -44,7 +44,8 @@ std::vector<float> spec_decode(const Pack& pack, float u, float v, int mip) {
         const float step = (l.hi - l.lo) / static_cast<float>((1 << l.bits) - 1);
         auto feature = [&](int tx, int ty, int j) {
             const size_t index = (static_cast<size_t>(wrap_or_clamp(ty, l.height)) * static_cast<size_t>(l.width) +
-                                  static_cast<size_t>(wrap_or_clamp(tx, l.width))) * static_cast<size_t>(f) +
+                                  static_cast<size_t>(wrap_or_clamp(tx, l.width))) *
+                                     static_cast<size_t>(f) +
                                  static_cast<size_t>(j);
             return l.lo + static_cast<float>(l.codes[index]) * step;
         };
@@ -53,8 +54,9 @@ std::vector<float> spec_decode(const Pack& pack, float u, float v, int mip) {
         const float w01 = (1.0f - fx) * fy;
         const float w11 = fx * fy;
         for (int j = 0; j < f; ++j) {
-            x[static_cast<size_t>(level * f + j)] = ((w00 * feature(x0, y0, j) + w10 * feature(x0 + 1, y0, j)) +
-                                                     w01 * feature(x0, y0 + 1, j)) + w11 * feature(x0 + 1, y0 + 1, j);
+            x[static_cast<size_t>(level * f + j)] =
+                ((w00 * feature(x0, y0, j) + w10 * feature(x0 + 1, y0, j)) + w01 * feature(x0, y0 + 1, j)) +
+                w11 * feature(x0 + 1, y0 + 1, j);
         }
     }
     auto saw = [](float t) { return 2.0f * (t - std::floor(t)) - 1.0f; };

@@ -17,19 +17,19 @@ namespace nmc::test {
 struct RandomPackOptions {
     int width = 64;
     int height = 64;
-    int mip_count = 0;               // 0: the full chain
+    int mip_count = 0;  // 0: the full chain
     AddressMode address_mode = AddressMode::wrap;
     int grid_scale = 2;
     int feature_count = 8;
-    int level_count = 0;             // 0: one more than the mip count, at most 16
+    int level_count = 0;                         // 0: one more than the mip count, at most 16
     std::vector<int> level_bits = {4, 2, 8, 1};  // level k uses level_bits[k % size]
     int channel_count = 9;
     std::vector<int> hidden_widths = {64, 64, 64};
-    int extra_inputs = 3;            // layer 0 input = 2F + 13 + extra_inputs (zero inputs)
+    int extra_inputs = 3;  // layer 0 input = 2F + 13 + extra_inputs (zero inputs)
     bool int8_last_layer = true;
-    float max_e4m3_weight = 0.25f;   // |W| bound of E4M3 layers
-    bool e4m3_scales = false;        // give E4M3 layers per-output scales of about 1 / (|W| * sqrt(I))
-    bool wide_channel_ranges = false; // channel ranges other than [0, 1]
+    float max_e4m3_weight = 0.25f;     // |W| bound of E4M3 layers
+    bool e4m3_scales = false;          // give E4M3 layers per-output scales of about 1 / (|W| * sqrt(I))
+    bool wide_channel_ranges = false;  // channel ranges other than [0, 1]
     uint32_t seed = 1;
 };
 

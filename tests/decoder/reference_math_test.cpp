@@ -59,7 +59,7 @@ TEST(ReferenceMath, SourceChannelsApplyNormalThenInvertAndConstants) {
     TextureLayout normal;
     normal.normal_mode = NormalMode::xy;
     normal.channels = {{Kind::pack, 1, false, 0, Semantic::normal},
-                       {Kind::pack, 0, true, 0, Semantic::normal},   // DirectX Y: inverted after 8.8
+                       {Kind::pack, 0, true, 0, Semantic::normal},  // DirectX Y: inverted after 8.8
                        {Kind::normal_z, -1, false, 0, Semantic::normal}};
     const float pack_values[2] = {0.5f, 1.0f};  // value[1] is x = 1, value[0] is y = 0
     float out[3];
@@ -82,7 +82,7 @@ TEST(ReferenceMath, QuantiseUnormRoundsHalfUpAndClamps) {
     // spec 8.10: floor(min(max(v, 0), 1) * 255 + 0.5).
     EXPECT_EQ(quantise_unorm(-0.5f, 255), 0u);
     EXPECT_EQ(quantise_unorm(1.5f, 255), 255u);
-    EXPECT_EQ(quantise_unorm(0.5f, 255), 128u);      // 127.5 + 0.5
+    EXPECT_EQ(quantise_unorm(0.5f, 255), 128u);  // 127.5 + 0.5
     EXPECT_EQ(quantise_unorm(1.0f / 255.0f, 255), 1u);
     EXPECT_EQ(quantise_unorm(0.5f, 65535), 32768u);  // 32767.5 + 0.5
 }
