@@ -37,7 +37,8 @@ void heat_colour(float error_codes, float* rgb) {
     for (int k = 0; k < 3; ++k) rgb[k] = kStops[i][k] + (kStops[i + 1][k] - kStops[i][k]) * f;
 }
 
-// One heat map per texture: per texel, the largest 8-bit code difference over the texture's channels at mip 0.
+// One heat map per texture: per texel, the largest 8-bit code difference over the texture's channels at mip 0,
+// each channel normalised by its pack channel's range first, as measure_quality() does for the 8-bit figures.
 Status write_heat_maps(const CpuDecoder& decoder, const Pack& pack, const ReferenceMaterial& ref,
                        const ValidationOptions& options, std::vector<std::string>& written) {
     if (::mkdir(options.diff_dir.c_str(), 0755) != 0 && !is_directory(options.diff_dir))
@@ -48,12 +49,20 @@ Status write_heat_maps(const CpuDecoder& decoder, const Pack& pack, const Refere
         const Image& dec = decoded.value();
         const Image& src = ref.source_images[t];
         const auto n = static_cast<size_t>(dec.channels);
+        std::vector<double> lo(n, 0.0), hi(n, 1.0);
+        for (size_t c = 0; c < n; ++c) {
+            const ChannelSource& source = pack.textures[t].channels[c];
+            if (source.kind != ChannelSource::Kind::pack) continue;
+            lo[c] = pack.channels[static_cast<size_t>(source.pack_channel)].lo;
+            hi[c] = pack.channels[static_cast<size_t>(source.pack_channel)].hi;
+        }
+        auto normalised = [&](float v, size_t c) { return static_cast<float>((v - lo[c]) / (hi[c] - lo[c])); };
         Image heat(dec.width, dec.height, 3, SampleType::uint8);
         for (size_t i = 0; i < dec.texel_count(); ++i) {
             uint32_t worst = 0;
             for (size_t c = 0; c < n; ++c) {
-                const uint32_t a = quantise_unorm(dec.pixels[i * n + c], 255);
-                const uint32_t b = quantise_unorm(src.pixels[i * n + c], 255);
+                const uint32_t a = quantise_unorm(normalised(dec.pixels[i * n + c], c), 255);
+                const uint32_t b = quantise_unorm(normalised(src.pixels[i * n + c], c), 255);
                 worst = std::max(worst, a > b ? a - b : b - a);
             }
             heat_colour(static_cast<float>(worst), &heat.pixels[i * 3]);
@@ -88,7 +97,12 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     read_options.problems = &problems;
     auto pack = read_pack_file(path, &container, read_options);
     if (!pack.ok()) {
-        if (pack.status().code() == StatusCode::io_error) return pack.status();
+        // Not a pack (or a major version this build cannot read) is not a verdict about a pack: the caller's
+        // error, like an unreadable file (`nmc validate` exits 4, as every command does).
+        const StatusCode code = pack.status().code();
+        if (code == StatusCode::io_error || code == StatusCode::not_recognized ||
+            code == StatusCode::version_unsupported)
+            return pack.status();
         report.structural_problems = problems.empty() ? std::vector<Status>{pack.status()} : problems;
         report.verdict = Verdict::structurally_invalid;
         report.failures.push_back("the pack is structurally invalid");
@@ -140,7 +154,7 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     if (!quality.ok()) return quality.status();
     report.quality = std::move(quality.value());
     report.quality_measured = true;
-    report.drift_db = report.quality.psnr_db - report.stored_psnr_db;
+    if (report.stored_quality_present) report.drift_db = report.quality.psnr_db - report.stored_psnr_db;
 
     bool quality_failed = false;
     if (options.min_psnr_db >= 0 && report.quality.psnr_db < options.min_psnr_db) {
@@ -187,7 +201,7 @@ std::string validation_report_json(const ValidationReport& r) {
         const QualityMeasurement& q = r.quality;
         Json quality;
         quality["psnr_db"] = q.psnr_db;
-        quality["drift_db"] = r.drift_db;
+        if (r.stored_quality_present) quality["drift_db"] = r.drift_db;
         quality["psnr8_mip0_db"] = q.psnr8_mip0_db;
         quality["max_abs_error"] = q.max_abs_error;
         quality["mips"] = q.mips;

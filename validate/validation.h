@@ -49,16 +49,16 @@ struct ValidationReport {
     std::vector<SourceCheck> sources;
     bool stored_quality_present = false;
     double stored_psnr_db = 0;
-    double drift_db = 0;                     // measured - stored
+    double drift_db = 0;                     // measured - stored; 0 when no quality is stored
     std::vector<std::string> failures;       // each failed check in words
     std::vector<std::string> diff_images;    // heat maps written
     Verdict verdict = Verdict::pass;
     std::string decoder_isa;
 };
 
-// Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all, sources named
-// by the user cannot be read, or heat maps cannot be written; every finding about the pack itself is in the
-// report's verdict.
+// Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all (io_error), is not
+// an nmc pack or has a major version this build cannot read (not_recognized, version_unsupported), source files
+// cannot be read, or heat maps cannot be written; every finding about the pack itself is in the report's verdict.
 Result<ValidationReport> validate_pack_file(const std::string& path, const ValidationOptions& options);
 
 // The report as a JSON object carrying every number `nmc validate` prints.
