@@ -1,0 +1,338 @@
+// Runs the built `nmc` binary (NMC_BINARY from the test environment, else the path CMake compiled in) on
+// constant-output packs written with their sources (tests/validate/constant_pack.h): decompress round-trips file
+// names, formats, channel counts and sample types, with --suffix, --mips, --format and --force; validate's exit
+// codes (0, 3, 4, 5, 6, 7, 11) and its JSON report against the numbers it prints.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/file_io.h"
+#include "material/image_io.h"
+#include "tests/validate/constant_pack.h"
+
+namespace nmc {
+namespace {
+
+using testing::file_exists;
+using testing::from_pack;
+using testing::read_text;
+using testing::texture_layout;
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string binary() {
+    const char* env = std::getenv("NMC_BINARY");
+    return env && *env ? env : NMC_BINARY_PATH;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+// The names in a folder, sorted ("" entries for a missing folder: none).
+std::vector<std::string> entries(const std::string& folder) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(folder, ec)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// A material "mat" of 8x8 texels and 4 mips, one texture per sample type the build can write:
+//   mat_Color.png    uint8 sRGB RGB     pack channels 0-2, decoded 0.25, 0.5, 0.75
+//   mat_Height.png   uint16 grey        pack channel 3, decoded 0.625
+//   mat_Emissive.exr float32 grey       pack channel 4, range [0, 4], decoded 2.0 (only with an EXR backend)
+class DecompressValidateCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_FALSE(dir_.path().empty());
+        source_dir_ = dir_.file("src");
+        ASSERT_EQ(::mkdir(source_dir_.c_str(), 0755), 0);
+        pack_path_ = dir_.file("mat.nmc");
+        has_exr_ = image_format_supported("exr");
+
+        std::vector<ChannelInfo> channels = {{"albedo.r", 0, 1}, {"albedo.g", 0, 1}, {"albedo.b", 0, 1}, {"height", 0, 1}};
+        std::vector<float> outputs = {0.25f, 0.5f, 0.75f, 0.625f};
+        if (has_exr_) {
+            channels.push_back({"emissive", 0, 4});
+            outputs.push_back(0.5f);
+        }
+        Pack pack = testing::constant_pack(8, 8, 4, channels, outputs);
+        pack.material.name = "mat";
+        pack.textures = {
+            texture_layout("mat_Color.png", SampleType::uint8, ColorSpace::srgb,
+                           {from_pack(0, Semantic::albedo), from_pack(1, Semantic::albedo), from_pack(2, Semantic::albedo)}),
+            texture_layout("mat_Height.png", SampleType::uint16, ColorSpace::linear, {from_pack(3, Semantic::height)})};
+        Image color(8, 8, 3), height(8, 8, 1, SampleType::uint16), emissive(8, 8, 1, SampleType::float32);
+        for (int y = 0; y < 8; ++y)
+            for (int x = 0; x < 8; ++x) {
+                const float wobble = static_cast<float>((x + y) % 3) / 255.0f;  // a little error to measure
+                color.at(x, y, 0) = 0.25f + wobble;
+                color.at(x, y, 1) = 0.5f - wobble;
+                color.at(x, y, 2) = 0.75f;
+                height.at(x, y, 0) = 0.625f + wobble;
+                emissive.at(x, y, 0) = 2.0f + wobble;
+            }
+        std::vector<Image> images = {color, height};
+        if (has_exr_) {
+            pack.textures.push_back(texture_layout("mat_Emissive.exr", SampleType::float32, ColorSpace::linear,
+                                                   {from_pack(4, Semantic::emissive)}));
+            images.push_back(emissive);
+        }
+        ASSERT_TRUE(testing::write_sources(pack, source_dir_, images).ok());
+        ASSERT_TRUE(testing::store_measured_quality(pack, source_dir_).ok());
+        ASSERT_TRUE(write_pack_file(pack_path_, pack).ok());
+        pack_ = pack;
+    }
+
+    // Runs `nmc <args>` through the shell (arguments are test-controlled paths without quotes).
+    CommandResult run_nmc(const std::string& args) const {
+        const std::string out_path = dir_.file("stdout.txt");
+        const std::string err_path = dir_.file("stderr.txt");
+        const std::string command = "'" + binary() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
+        const int status = std::system(command.c_str());
+        CommandResult r;
+        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        r.out = read_text(out_path);
+        r.err = read_text(err_path);
+        std::remove(out_path.c_str());
+        std::remove(err_path.c_str());
+        return r;
+    }
+
+    std::vector<std::string> source_names() const {
+        std::vector<std::string> names;
+        for (const TextureLayout& t : pack_.textures) names.push_back(t.file_name);
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+    testing::TempDir dir_;
+    std::string source_dir_;
+    std::string pack_path_;
+    bool has_exr_ = false;
+    Pack pack_;
+};
+
+TEST_F(DecompressValidateCli, DecompressKeepsNamesFormatsChannelsAndSampleTypes) {
+    const std::string out = dir_.file("out/nested");  // created, parents included
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(entries(out), source_names());
+    for (const TextureLayout& t : pack_.textures) {
+        auto source = read_image_file(source_dir_ + "/" + t.file_name);
+        auto output = read_image_file(out + "/" + t.file_name);
+        ASSERT_TRUE(source.ok() && output.ok()) << t.file_name;
+        EXPECT_EQ(output->format, source->format) << t.file_name;
+        EXPECT_EQ(output->image.channels, source->image.channels) << t.file_name;
+        EXPECT_EQ(output->image.sample_type, source->image.sample_type) << t.file_name;
+        EXPECT_EQ(output->image.width, 8);
+        EXPECT_TRUE(contains(r.out, "wrote " + out + "/" + t.file_name)) << r.out;
+    }
+    // The decoded constants, quantised as spec 8.10 says for each sample type.
+    auto color = read_image(out + "/mat_Color.png");
+    ASSERT_TRUE(color.ok());
+    EXPECT_FLOAT_EQ(color->at(3, 4, 0), 64.0f / 255.0f);   // floor(0.25 * 255 + 0.5)
+    EXPECT_FLOAT_EQ(color->at(3, 4, 1), 128.0f / 255.0f);
+    EXPECT_FLOAT_EQ(color->at(3, 4, 2), 191.0f / 255.0f);  // floor(191.25 + 0.5)
+    auto height = read_image(out + "/mat_Height.png");
+    ASSERT_TRUE(height.ok());
+    EXPECT_FLOAT_EQ(height->at(0, 0, 0), 40959.0f / 65535.0f);  // floor(0.625 * 65535 + 0.5)
+    if (has_exr_) {
+        auto emissive = read_image(out + "/mat_Emissive.exr");
+        ASSERT_TRUE(emissive.ok());
+        EXPECT_EQ(emissive->at(7, 7, 0), 2.0f);  // 0 + 4 * 0.5, kept beyond [0, 1]
+    }
+}
+
+TEST_F(DecompressValidateCli, SuffixGoesBeforeTheExtension) {
+    const std::string out = dir_.file("out");
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --suffix _dec");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> expected = {"mat_Color_dec.png", "mat_Height_dec.png"};
+    if (has_exr_) expected.push_back("mat_Emissive_dec.exr");
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(entries(out), expected);
+}
+
+TEST_F(DecompressValidateCli, MipsWritesEveryLevel) {
+    const std::string out = dir_.file("out");
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --mips --suffix _d");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> expected;
+    for (const TextureLayout& t : pack_.textures) {
+        const std::string stem = t.name + "_d", extension = t.file_name.substr(t.file_name.rfind('.'));
+        expected.push_back(stem + extension);
+        for (int m = 1; m < 4; ++m) expected.push_back(stem + "_mip" + std::to_string(m) + extension);
+    }
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(entries(out), expected);
+    for (int m = 0; m < 4; ++m) {
+        auto image = read_image(out + "/mat_Color_d" + (m ? "_mip" + std::to_string(m) : "") + ".png");
+        ASSERT_TRUE(image.ok()) << "mip " << m;
+        EXPECT_EQ(image->width, 8 >> m);
+        EXPECT_EQ(image->height, 8 >> m);
+        EXPECT_EQ(image->channels, 3);
+    }
+}
+
+TEST_F(DecompressValidateCli, FormatOverrideReplacesEveryExtension) {
+    const std::string out = dir_.file("out");
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format png");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> expected = {"mat_Color.png", "mat_Height.png"};
+    if (has_exr_) expected.push_back("mat_Emissive.png");  // float samples as uint16 PNG
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(entries(out), expected);
+    for (const std::string& name : expected) {
+        auto file = read_image_file(out + "/" + name);
+        ASSERT_TRUE(file.ok()) << name;
+        EXPECT_EQ(file->format, "png") << name;
+    }
+}
+
+TEST_F(DecompressValidateCli, RefusesToOverwriteWithoutForceAndWritesNothing) {
+    const std::string out = dir_.file("out");
+    ASSERT_EQ(::mkdir(out.c_str(), 0755), 0);
+    const std::string existing = out + "/mat_Height.png";
+    std::ofstream(existing) << "keep me";
+    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "'");
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_TRUE(contains(r.err, existing + ": exists (use --force to overwrite)")) << r.err;
+    EXPECT_EQ(read_text(existing), "keep me");
+    EXPECT_EQ(entries(out), std::vector<std::string>{"mat_Height.png"});  // not even the textures before it
+
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --force");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(entries(out), source_names());
+    EXPECT_TRUE(read_image(existing).ok());
+}
+
+TEST_F(DecompressValidateCli, DecompressOnCudaIsUnavailable) {
+    const std::string out = dir_.file("out");
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --device cuda");
+    EXPECT_EQ(r.exit_code, 7);
+    EXPECT_TRUE(contains(r.err, "nmc: error: --device cuda: this version decodes on the CPU only")) << r.err;
+    EXPECT_FALSE(file_exists(out));
+}
+
+TEST_F(DecompressValidateCli, DecompressOfMissingOrNonPackFile) {
+    EXPECT_EQ(run_nmc("decompress '" + dir_.file("none.nmc") + "' -o '" + dir_.file("out") + "'").exit_code, 3);
+    std::ofstream(dir_.file("notes.txt")) << "not a pack\n";
+    const CommandResult r = run_nmc("decompress '" + dir_.file("notes.txt") + "' -o '" + dir_.file("out") + "'");
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_TRUE(contains(r.err, "not an nmc pack")) << r.err;
+    EXPECT_EQ(run_nmc("decompress '" + pack_path_ + "'").exit_code, 2);  // -o is required
+}
+
+TEST_F(DecompressValidateCli, ValidateGoodPackExits0) {
+    CommandResult r = run_nmc("validate '" + pack_path_ + "'");  // sources from the folder the pack records
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "structure ok")) << r.out;
+    EXPECT_TRUE(contains(r.out, "sources   " + source_dir_)) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   pass")) << r.out;
+
+    r = run_nmc("validate '" + pack_path_ + "' --source '" + source_dir_ + "' --min-psnr 20 --diff '" +
+                dir_.file("diff") + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "heat map  " + dir_.file("diff/mat_Color_diff.png"))) << r.out;
+    EXPECT_TRUE(file_exists(dir_.file("diff/mat_Height_diff.png")));
+}
+
+TEST_F(DecompressValidateCli, ValidateCorruptPackExits5) {
+    auto bytes = read_file(pack_path_, 1 << 20);
+    ASSERT_TRUE(bytes.ok());
+    (*bytes)[bytes->size() - 20] ^= 0x01;  // inside the last section
+    const std::string corrupt = dir_.file("corrupt.nmc");
+    ASSERT_TRUE(write_file_atomically(corrupt, bytes->data(), bytes->size()).ok());
+    const CommandResult r = run_nmc("validate '" + corrupt + "'");
+    EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "structure INVALID")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   structurally_invalid")) << r.out;
+}
+
+TEST_F(DecompressValidateCli, ValidateBelowMinPsnrExits6) {
+    const CommandResult r = run_nmc("validate '" + pack_path_ + "' --min-psnr 98");
+    EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "is below --min-psnr 98.00 dB")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
+}
+
+TEST_F(DecompressValidateCli, ValidateChangedSourceExits11) {
+    const std::string other = dir_.file("other");
+    std::filesystem::copy(source_dir_, other);
+    Image height(8, 8, 1, SampleType::uint16);  // same size and channels, other bytes
+    ASSERT_TRUE(write_image(other + "/mat_Height.png", height, "png", true).ok());
+    const CommandResult r = run_nmc("validate '" + pack_path_ + "' --source '" + other + "'");
+    EXPECT_EQ(r.exit_code, 11) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "mat_Height.png: CHANGED since compression")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   source_mismatch")) << r.out;
+}
+
+TEST_F(DecompressValidateCli, ValidateMissingOrNonPackFile) {
+    CommandResult r = run_nmc("validate '" + dir_.file("none.nmc") + "'");
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_TRUE(contains(r.err, dir_.file("none.nmc"))) << r.err;
+    std::ofstream(dir_.file("notes.txt")) << "not a pack\n";
+    r = run_nmc("validate '" + dir_.file("notes.txt") + "'");
+    EXPECT_EQ(r.exit_code, 4) << r.out << r.err;  // was 5 before validate_pack_file returned not_recognized
+    EXPECT_TRUE(contains(r.err, "not an nmc pack")) << r.err;
+    r = run_nmc("validate '" + pack_path_ + "' --device cuda");
+    EXPECT_EQ(r.exit_code, 7);
+    EXPECT_TRUE(contains(r.err, "validates on the CPU only")) << r.err;
+}
+
+TEST_F(DecompressValidateCli, ValidateJsonCarriesTheNumbersPrinted) {
+    const CommandResult text = run_nmc("validate '" + pack_path_ + "'");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    const CommandResult json = run_nmc("validate '" + pack_path_ + "' --json -");
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const nlohmann::json j = nlohmann::json::parse(json.out);  // stdout holds only the JSON
+    EXPECT_EQ(j["verdict"], "pass");
+    EXPECT_EQ(j["pack"], pack_path_);
+    EXPECT_EQ(j["sources"].size(), pack_.textures.size());
+
+    char line[160];
+    std::snprintf(line, sizeof line, "PSNR      %.2f dB all mips (float, spec 8.10), stored %.2f dB",
+                  j["quality"]["psnr_db"].get<double>(), j["stored_psnr_db"].get<double>());
+    EXPECT_TRUE(contains(text.out, line)) << line << "\n" << text.out;
+    std::snprintf(line, sizeof line, "PSNR8     %.2f dB", j["quality"]["psnr8_mip0_db"].get<double>());
+    EXPECT_TRUE(contains(text.out, line)) << line << "\n" << text.out;
+    for (const auto& t : j["quality"]["textures"]) {
+        std::snprintf(line, sizeof line, "%-40s %8.2f %8.2f %8d", t["file"].get<std::string>().c_str(),
+                      t["psnr_db"].get<double>(), t["psnr8_mip0_db"].get<double>(), t["max_abs_error8"].get<int>());
+        EXPECT_TRUE(contains(text.out, line)) << line << "\n" << text.out;
+    }
+
+    // --json FILE writes the same report and keeps the text on stdout.
+    const CommandResult to_file = run_nmc("validate '" + pack_path_ + "' --json '" + dir_.file("report.json") + "'");
+    ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
+    EXPECT_TRUE(contains(to_file.out, "verdict   pass")) << to_file.out;
+    EXPECT_EQ(nlohmann::json::parse(read_text(dir_.file("report.json"))), j);
+}
+
+TEST_F(DecompressValidateCli, ValidateJsonOfAFailingPackKeepsItsExitCode) {
+    const CommandResult r = run_nmc("validate '" + pack_path_ + "' --min-psnr 98 --json -");
+    EXPECT_EQ(r.exit_code, 6);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["verdict"], "quality_below_threshold");
+    ASSERT_EQ(j["failures"].size(), 1u);
+}
+
+}  // namespace
+}  // namespace nmc
