@@ -53,6 +53,7 @@ struct CompressCliOptions {
     int batch = 0;
     uint64_t seed = 1;
     std::string device = "cpu";
+    std::string output_layer = "int8";
     bool force = false;
     bool json = false;
 };
@@ -84,6 +85,15 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
         return kExitUsage;
     }
+    OutputLayerFormat output_layer;
+    if (o.output_layer == "e4m3" || o.output_layer == "e4m3-scaled") {
+        output_layer.weight_type = WeightType::e4m3;
+        output_layer.has_scale = o.output_layer == "e4m3-scaled";
+    } else if (o.output_layer != "int8") {
+        print_error(Status(StatusCode::invalid_argument,
+                           "--output-layer must be int8, e4m3 or e4m3-scaled, got '" + o.output_layer + "'"));
+        return kExitUsage;
+    }
     std::error_code ec;
     if (!o.force && std::filesystem::exists(o.output, ec)) {
         print_error(Status(StatusCode::io_error, o.output + ": already exists (use --force to replace it)"));
@@ -106,6 +116,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.batch_size = o.batch;
     options.seed = o.seed;
     options.device = o.device;
+    options.output_layer = output_layer;
     options.tool = std::string("nmc ") + NMC_VERSION_STRING;
 
     const bool show_progress = verbosity > 0 && isatty(fileno(stderr));
@@ -229,6 +240,9 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
     command->add_option("--device", options->device, "cpu, cuda or cuda:N")->capture_default_str();
+    command->add_option("--output-layer", options->output_layer,
+                        "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")
+        ->capture_default_str();
     command->add_flag("--force", options->force, "Replace an existing output file");
     command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");
     command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });

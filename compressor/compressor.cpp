@@ -75,8 +75,8 @@ Status check_options(const CompressOptions& o) {
     if (o.steps < 0) return fail("steps must be >= 0, got " + std::to_string(o.steps));
     if (o.batch_size < 0 || o.batch_size > (1 << 24))
         return fail("batch size must be 0 (preset) or 1..16777216, got " + std::to_string(o.batch_size));
-    if (!(o.latent_learning_rate > 0) || !(o.network_learning_rate > 0))
-        return fail("learning rates must be positive");
+    if (!(o.latent_learning_rate >= 0) || !(o.network_learning_rate >= 0))
+        return fail("learning rates must be >= 0 (0: the preset's)");
     if (!(o.latent_freeze_fraction >= 0 && o.latent_freeze_fraction <= 1) ||
         !(o.weight_quantize_fraction >= 0 && o.weight_quantize_fraction <= 1))
         return fail("quantisation schedule fractions must lie in [0, 1]");
@@ -107,11 +107,11 @@ std::optional<QualityPreset> quality_preset_from_string(const std::string& s) {
 
 PresetSettings preset_settings(QualityPreset p) {
     switch (p) {
-        case QualityPreset::fast: return {600, 8192};
-        case QualityPreset::normal: return {2000, 8192};
-        case QualityPreset::best: return {100000, 65536};
+        case QualityPreset::fast: return {600, 8192, 0.1f, 0.02f};
+        case QualityPreset::normal: return {3000, 8192, 0.1f, 0.02f};
+        case QualityPreset::best: return {100000, 65536, 0.1f, 0.005f};
     }
-    return {2000, 8192};
+    return {3000, 8192, 0.1f, 0.02f};
 }
 
 struct Compressor::Impl {
@@ -126,6 +126,8 @@ struct Compressor::Impl {
     int64_t total_steps = 0;
     int64_t step = 0;
     int batch_size = 0;
+    double latent_learning_rate = 0;
+    double network_learning_rate = 0;
     bool latents_frozen = false;
     torch::Tensor latent_codes;  // [latent texels, F] uint8 on the CPU once frozen
     double training_seconds = 0;
@@ -154,8 +156,8 @@ void Compressor::Impl::set_learning_rates() {
         for (auto& group : optimizer.param_groups())
             static_cast<torch::optim::AdamOptions&>(group.options()).lr(base * factor);
     };
-    apply(*latent_optimizer, options.latent_learning_rate);
-    apply(*network_optimizer, options.network_learning_rate);
+    apply(*latent_optimizer, latent_learning_rate);
+    apply(*network_optimizer, network_learning_rate);
 }
 
 Compressor::Compressor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -175,6 +177,10 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
     const PresetSettings preset = preset_settings(options.preset);
     impl->total_steps = options.steps > 0 ? options.steps : preset.steps;
     impl->batch_size = options.batch_size > 0 ? options.batch_size : preset.batch_size;
+    impl->latent_learning_rate =
+        options.latent_learning_rate > 0 ? options.latent_learning_rate : preset.latent_learning_rate;
+    impl->network_learning_rate =
+        options.network_learning_rate > 0 ? options.network_learning_rate : preset.network_learning_rate;
     const int channel_count = static_cast<int>(target.channels.size());
 
     detail::Model& model = impl->model;
@@ -238,9 +244,9 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
         }
         const auto adam = [](double lr) { return torch::optim::AdamOptions(lr).betas({0.9, 0.999}).eps(1e-8); };
         impl->latent_optimizer = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{model.latents},
-                                                                      adam(options.latent_learning_rate));
+                                                                      adam(impl->latent_learning_rate));
         impl->network_optimizer =
-            std::make_unique<torch::optim::Adam>(network_parameters, adam(options.network_learning_rate));
+            std::make_unique<torch::optim::Adam>(network_parameters, adam(impl->network_learning_rate));
         return Status::success();
     });
     NMC_RETURN_IF_ERROR(status);

@@ -20,9 +20,10 @@ double mean(const std::vector<double>& v) {
     return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
 }
 
-}  // namespace
-
+// -10 log10(mse), or 99 for mse == 0 (spec 5.8).
 double psnr_from_mse(double mse) { return mse > 0 ? -10.0 * std::log10(mse) : 99.0; }
+
+}  // namespace
 
 Result<QualityReport> measure_quality(const Pack& pack, const TrainingTarget& target) {
     const size_t channels = target.channels.size();

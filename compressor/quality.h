@@ -17,7 +17,4 @@ namespace nmc {
 // Fails if the pack cannot be decoded or does not match the target's size, mips or channel count.
 Result<QualityReport> measure_quality(const Pack& pack, const TrainingTarget& target);
 
-// -10 log10(mse), or 99 for mse == 0 (spec 5.8).
-double psnr_from_mse(double mse);
-
 }  // namespace nmc

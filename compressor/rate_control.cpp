@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
+#include <cstdio>
 
 namespace nmc {
 namespace {
@@ -76,8 +76,7 @@ uint64_t metadata_bytes_estimate(int texture_count, int channel_count) {
 Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
                                        double target_bpp, const OutputLayerFormat& output) {
     if (!(target_bpp > 0) || !std::isfinite(target_bpp))
-        return Status(StatusCode::invalid_argument,
-                      "bits per texel must be a positive number, got " + std::to_string(target_bpp));
+        return Status(StatusCode::invalid_argument, "bits per texel must be a positive number");
     const auto budget = static_cast<uint64_t>(target_bpp * width * height / 8.0);
     const uint64_t fixed = metadata_bytes_estimate(texture_count, channel_count);
 
@@ -97,11 +96,13 @@ Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int
             }
     if (fitting.empty()) {
         const double min_bpp = 8.0 * static_cast<double>(smallest) / (static_cast<double>(width) * height);
-        return Status(StatusCode::invalid_argument,
-                      "a " + std::to_string(target_bpp) + " bpp budget (" + std::to_string(budget) +
-                          " bytes) is too small for this " + std::to_string(width) + "x" + std::to_string(height) +
-                          " material: the smallest latent shape needs about " + std::to_string(smallest) +
-                          " bytes (" + std::to_string(min_bpp) + " bpp)");
+        char message[256];
+        std::snprintf(message, sizeof message,
+                      "a %.3g bpp budget (%llu bytes) is too small for this %dx%d material: the smallest latent "
+                      "shape needs about %llu bytes (%.3g bpp)",
+                      target_bpp, static_cast<unsigned long long>(budget), width, height,
+                      static_cast<unsigned long long>(smallest), min_bpp);
+        return Status(StatusCode::invalid_argument, message);
     }
     uint64_t best_latent = 0;
     for (const auto& c : fitting) best_latent = std::max(best_latent, latent_section_bytes(width, height, c.shape));
