@@ -66,7 +66,8 @@ protected:
         pack_path_ = dir_.file("mat.nmc");
         has_exr_ = image_format_supported("exr");
 
-        std::vector<ChannelInfo> channels = {{"albedo.r", 0, 1}, {"albedo.g", 0, 1}, {"albedo.b", 0, 1}, {"height", 0, 1}};
+        std::vector<ChannelInfo> channels = {
+            {"albedo.r", 0, 1}, {"albedo.g", 0, 1}, {"albedo.b", 0, 1}, {"height", 0, 1}};
         std::vector<float> outputs = {0.25f, 0.5f, 0.75f, 0.625f};
         if (has_exr_) {
             channels.push_back({"emissive", 0, 4});
@@ -75,8 +76,9 @@ protected:
         Pack pack = testing::constant_pack(8, 8, 4, channels, outputs);
         pack.material.name = "mat";
         pack.textures = {
-            texture_layout("mat_Color.png", SampleType::uint8, ColorSpace::srgb,
-                           {from_pack(0, Semantic::albedo), from_pack(1, Semantic::albedo), from_pack(2, Semantic::albedo)}),
+            texture_layout(
+                "mat_Color.png", SampleType::uint8, ColorSpace::srgb,
+                {from_pack(0, Semantic::albedo), from_pack(1, Semantic::albedo), from_pack(2, Semantic::albedo)}),
             texture_layout("mat_Height.png", SampleType::uint16, ColorSpace::linear, {from_pack(3, Semantic::height)})};
         Image color(8, 8, 3), height(8, 8, 1, SampleType::uint16), emissive(8, 8, 1, SampleType::float32);
         for (int y = 0; y < 8; ++y)
@@ -147,7 +149,7 @@ TEST_F(DecompressValidateCli, DecompressKeepsNamesFormatsChannelsAndSampleTypes)
     // The decoded constants, quantised as spec 8.10 says for each sample type.
     auto color = read_image(out + "/mat_Color.png");
     ASSERT_TRUE(color.ok());
-    EXPECT_FLOAT_EQ(color->at(3, 4, 0), 64.0f / 255.0f);   // floor(0.25 * 255 + 0.5)
+    EXPECT_FLOAT_EQ(color->at(3, 4, 0), 64.0f / 255.0f);  // floor(0.25 * 255 + 0.5)
     EXPECT_FLOAT_EQ(color->at(3, 4, 1), 128.0f / 255.0f);
     EXPECT_FLOAT_EQ(color->at(3, 4, 2), 191.0f / 255.0f);  // floor(191.25 + 0.5)
     auto height = read_image(out + "/mat_Height.png");

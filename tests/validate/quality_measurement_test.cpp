@@ -21,10 +21,14 @@ using testing::normal_z_channel;
 using testing::texture_layout;
 
 // spec 8.10, written out again: PSNR = -10 log10(MSE), 99 for lossless.
-double psnr(double mse) { return mse <= 0 ? 99.0 : -10.0 * std::log10(mse); }
+double psnr(double mse) {
+    return mse <= 0 ? 99.0 : -10.0 * std::log10(mse);
+}
 
 // The 8-bit code of spec 8.10 for a value in [0, 1].
-double code8(double v) { return std::floor(std::min(std::max(v, 0.0), 1.0) * 255.0 + 0.5); }
+double code8(double v) {
+    return std::floor(std::min(std::max(v, 0.0), 1.0) * 255.0 + 0.5);
+}
 
 // The sources as validate would load them from files, built from in-memory images instead.
 ReferenceMaterial reference_in_memory(const Pack& pack, const std::vector<Image>& images) {
@@ -34,8 +38,8 @@ ReferenceMaterial reference_in_memory(const Pack& pack, const std::vector<Image>
         channels[c].lo = pack.channels[c].lo;
         channels[c].hi = pack.channels[c].hi;
     }
-    auto material = material_from_images(pack.material.name, "", pack.textures, channels, pack.material.mip_count,
-                                         images);
+    auto material =
+        material_from_images(pack.material.name, "", pack.textures, channels, pack.material.mip_count, images);
     EXPECT_TRUE(material.ok()) << material.status().to_string();
     ReferenceMaterial ref;
     ref.material = std::move(material.value());
@@ -51,13 +55,13 @@ Result<QualityMeasurement> measure(const Pack& pack, const ReferenceMaterial& re
 }
 
 TEST(PsnrFromMse, DefinitionAndLosslessCap) {
-    EXPECT_EQ(psnr_from_mse(0.0), 99.0);    // lossless is written as 99 (spec 5.8)
+    EXPECT_EQ(psnr_from_mse(0.0), 99.0);     // lossless is written as 99 (spec 5.8)
     EXPECT_EQ(psnr_from_mse(-1e-12), 99.0);  // never produced, but must not give NaN
     EXPECT_NEAR(psnr_from_mse(1.0), 0.0, 1e-12);
     EXPECT_NEAR(psnr_from_mse(0.01), 20.0, 1e-12);
     EXPECT_NEAR(psnr_from_mse(1e-3), 30.0, 1e-12);
     EXPECT_NEAR(psnr_from_mse(0.0625), 12.041199826559248, 1e-12);
-    EXPECT_EQ(psnr_from_mse(1e-12), 99.0);  // 120 dB is reported as the lossless 99
+    EXPECT_EQ(psnr_from_mse(1e-12), 99.0);                       // 120 dB is reported as the lossless 99
     EXPECT_NEAR(psnr_from_mse(4.0), -6.020599913279624, 1e-12);  // errors beyond the range give negative dB
 }
 
@@ -74,11 +78,11 @@ KnownCase known_case() {
     KnownCase k;
     k.pack = constant_pack(8, 8, 4, {{"albedo.r", 0, 1}, {"albedo.g", 0, 1}, {"albedo.b", 0, 1}, {"height", -1, 3}},
                            {0.5f, 0.25f, 1.0f, 0.5f});
-    k.pack.textures = {
-        texture_layout("mat_Color.png", SampleType::uint8, ColorSpace::linear,
-                       {from_pack(0, Semantic::albedo), from_pack(1, Semantic::albedo), from_pack(2, Semantic::albedo)}),
-        texture_layout("mat_Height.exr", SampleType::float32, ColorSpace::linear,
-                       {from_pack(3, Semantic::height), constant_channel(0.25f)})};
+    k.pack.textures = {texture_layout("mat_Color.png", SampleType::uint8, ColorSpace::linear,
+                                      {from_pack(0, Semantic::albedo), from_pack(1, Semantic::albedo),
+                                       from_pack(2, Semantic::albedo)}),
+                       texture_layout("mat_Height.exr", SampleType::float32, ColorSpace::linear,
+                                      {from_pack(3, Semantic::height), constant_channel(0.25f)})};
     Image color(8, 8, 3), height(8, 8, 2, SampleType::float32);
     for (int y = 0; y < 8; ++y)
         for (int x = 0; x < 8; ++x) {
@@ -208,9 +212,9 @@ class NormalAngle : public ::testing::TestWithParam<NormalConvention> {};
 TEST_P(NormalAngle, MeanAngleOfKnownNormals) {
     const bool directx = GetParam() == NormalConvention::directx;
     Pack pack = constant_pack(4, 4, 1, {{"normal.x", 0, 1}, {"normal.y", 0, 1}}, {0.5f, 0.5f});
-    TextureLayout normal = texture_layout(
-        "n_Normal.png", SampleType::uint8, ColorSpace::linear,
-        {from_pack(0, Semantic::normal), from_pack(1, Semantic::normal, directx), normal_z_channel()});
+    TextureLayout normal =
+        texture_layout("n_Normal.png", SampleType::uint8, ColorSpace::linear,
+                       {from_pack(0, Semantic::normal), from_pack(1, Semantic::normal, directx), normal_z_channel()});
     normal.normal_mode = NormalMode::xy;
     normal.normal_convention = GetParam();
     pack.textures = {normal};
@@ -235,7 +239,10 @@ TEST_P(NormalAngle, MeanAngleOfKnownNormals) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Conventions, NormalAngle,
-                         ::testing::Values(NormalConvention::opengl, NormalConvention::directx));
+                         ::testing::Values(NormalConvention::opengl, NormalConvention::directx),
+                         [](const ::testing::TestParamInfo<NormalConvention>& param_info) {
+                             return std::string(to_string(param_info.param));
+                         });
 
 TEST(MeasureQuality, RejectsReferenceOfAnotherShape) {
     const KnownCase k = known_case();

@@ -25,7 +25,9 @@ using testing::constant_pack;
 using testing::from_pack;
 using testing::texture_layout;
 
-double psnr(double mse) { return mse <= 0 ? 99.0 : -10.0 * std::log10(mse); }
+double psnr(double mse) {
+    return mse <= 0 ? 99.0 : -10.0 * std::log10(mse);
+}
 
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
@@ -51,13 +53,14 @@ protected:
         source_dir_ = dir_.file("src");
         ASSERT_EQ(::mkdir(source_dir_.c_str(), 0755), 0);
         pack_path_ = dir_.file("rock.nmc");
-        pack_ = constant_pack(8, 8, 4, {{"albedo.r", 0, 1}, {"albedo.g", 0, 1}, {"albedo.b", 0, 1}, {"roughness", 0, 1}},
-                              {0.5f, 0.25f, 1.0f, 0.25f});
-        pack_.textures = {
-            texture_layout("rock_Color.png", SampleType::uint8, ColorSpace::linear,
-                           {from_pack(0, Semantic::albedo), from_pack(1, Semantic::albedo),
-                            from_pack(2, Semantic::albedo)}),
-            texture_layout("rock_Rough.png", SampleType::uint8, ColorSpace::linear, {from_pack(3, Semantic::roughness)})};
+        pack_ =
+            constant_pack(8, 8, 4, {{"albedo.r", 0, 1}, {"albedo.g", 0, 1}, {"albedo.b", 0, 1}, {"roughness", 0, 1}},
+                          {0.5f, 0.25f, 1.0f, 0.25f});
+        pack_.textures = {texture_layout("rock_Color.png", SampleType::uint8, ColorSpace::linear,
+                                         {from_pack(0, Semantic::albedo), from_pack(1, Semantic::albedo),
+                                          from_pack(2, Semantic::albedo)}),
+                          texture_layout("rock_Rough.png", SampleType::uint8, ColorSpace::linear,
+                                         {from_pack(3, Semantic::roughness)})};
         Image color(8, 8, 3), rough(8, 8, 1);
         for (int y = 0; y < 8; ++y)
             for (int x = 0; x < 8; ++x) {
@@ -317,8 +320,8 @@ TEST(ValidationHeatMap, FloatChannelsAreNormalisedByTheirRange) {
     if (!image_format_supported("exr")) GTEST_SKIP() << "this build's image backend has no EXR";
     testing::TempDir dir;
     Pack pack = constant_pack(4, 4, 1, {{"height", 0, 4}}, {0.5f});  // decodes to 2.0
-    pack.textures = {texture_layout("h_Height.exr", SampleType::float32, ColorSpace::linear,
-                                    {from_pack(0, Semantic::height)})};
+    pack.textures = {
+        texture_layout("h_Height.exr", SampleType::float32, ColorSpace::linear, {from_pack(0, Semantic::height)})};
     Image height(4, 4, 1, SampleType::float32);
     for (float& v : height.pixels) v = 3.0f;  // 0.75 normalised: 191 vs 128, 63 codes
     ASSERT_TRUE(testing::write_sources(pack, dir.path(), {height}).ok());
