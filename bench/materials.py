@@ -5,8 +5,11 @@ codes, the file's own channel count) and its kind (colour, grey or normal), whic
 import os
 import re
 
-import numpy as np
-from PIL import Image
+try:  # see codec_runners.HAVE_IMAGING
+    import numpy as np
+    from PIL import Image
+except ImportError:
+    np = Image = None
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".tga", ".bmp")
 
@@ -98,8 +101,27 @@ def find_materials(root):
     return out
 
 
+def summary_from_scan(nmc_tool, folder):
+    """A Material.summary() without reading pixels: from `nmc scan --json` (for runs without numpy/PIL)."""
+    import json
+    import subprocess
+    p = subprocess.run([nmc_tool, "scan", folder, "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise RuntimeError("nmc scan %s failed (exit %d)" % (folder, p.returncode))
+    scan = json.loads(p.stdout.decode())
+    files = []
+    for t in scan["textures"]:
+        n = len(t["channels"])
+        kind = "normal" if t.get("normal_mode", "none") != "none" else ("grey" if n == 1 else "colour")
+        files.append(dict(file=t["file_name"], kind=kind, width=t["width"], height=t["height"], channels=n))
+    return dict(name=os.path.basename(os.path.abspath(folder).rstrip("/")), width=scan["width"],
+                height=scan["height"], files=sorted(files, key=lambda f: f["file"]), files_from="nmc scan")
+
+
 def material_texels(folder):
     """Mip-0 texels of the largest image, from the headers only (to order materials by size cheaply)."""
+    if Image is None:
+        return sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))  # a stand-in: bytes
     best = 0
     for f in os.listdir(folder):
         if f.lower().endswith(IMAGE_EXTENSIONS):

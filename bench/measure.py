@@ -1,7 +1,7 @@
 """`run_benchmarks.py measure`: runs the codecs on every material and writes one raw results file (JSON) with the
 machine, tool versions, seeds and exact command. Per map for the classic codecs (material recipes are formed by
 the report), per material and rate for nmc; optionally the CPU decoder's throughput. The file is rewritten after
-every material, with "complete": false until the run ends, so a long run that is stopped keeps what it measured.
+every map and nmc rate, with "complete": false until the run ends, so a long run that is stopped keeps what it measured.
 """
 
 import glob
@@ -17,7 +17,7 @@ import time
 import codec_runners as cr
 import environment
 import metrics
-from materials import Material, find_materials, material_texels
+from materials import Material, find_materials, material_texels, summary_from_scan
 
 SCHEMA = "nmc-bench/1"
 
@@ -47,10 +47,9 @@ def select_materials(opt):
     return folders
 
 
-def measure_classic(material, codecs, log_prefix):
+def measure_classic(material, codecs, log_prefix, rows, errors, save):
     """Every applicable codec on every map: bits per texel (mip 0 only; the report adds the mip chain), per-channel
-    MSE in the source layout, encode wall and CPU time."""
-    rows, errors = [], []
+    MSE in the source layout, encode wall and CPU time. Appends to rows/errors and calls save() after each map."""
     for m in material.maps:
         with tempfile.TemporaryDirectory(prefix="nmcbench_") as work:
             for codec in codecs:
@@ -73,11 +72,11 @@ def measure_classic(material, codecs, log_prefix):
                 except Exception as e:  # one failing codec must not lose the run: recorded and reported
                     errors.append(dict(file=m.file, codec=codec.name, error=str(e).splitlines()[0][:500]))
                     _log("%s %s %s FAILED: %s" % (log_prefix, m.file, codec.name, errors[-1]["error"]))
-    return rows, errors
+        save()
 
 
-def measure_nmc(nmc, material, opt, log_prefix):
-    rows, errors = [], []
+def measure_nmc(nmc, material, opt, log_prefix, rows, errors, save):
+    """nmc at every rate: compress, decompress, PSNR8 from the written files, validate. Saves after each rate."""
     for rate in opt.rate_list:
         with tempfile.TemporaryDirectory(prefix="nmcbench_") as work:
             pack = os.path.join(work, material.name + ".nmc")
@@ -87,7 +86,7 @@ def measure_nmc(nmc, material, opt, log_prefix):
                                                        opt.steps, opt.device)
                 d_cmd, d_wall, d_cpu = nmc.decompress(pack, out_dir)
                 files, all_mse = [], []
-                for m in material.maps:
+                for m in material.maps if cr.HAVE_IMAGING else []:
                     path = os.path.join(out_dir, m.stem + ".png")
                     decoded = cr.read_png(path)
                     if decoded.shape != m.stored.shape:
@@ -100,6 +99,8 @@ def measure_nmc(nmc, material, opt, log_prefix):
                 v_wall = time.perf_counter() - v_start
                 q = report.get("quality") or {}
                 size = os.path.getsize(pack)
+                if not cr.HAVE_IMAGING:  # the same metric, computed by nmc validate instead of here
+                    files = [dict(file=t["file"], psnr8=t["psnr8_mip0_db"]) for t in q.get("textures", [])]
                 keep = {k: info.get(k) for k in ("file_bytes", "bits_per_texel", "target_bpp", "psnr_db",
                                                  "psnr8_mip0_db", "latents", "preset", "steps", "device",
                                                  "training_seconds", "steps_per_second", "ratio_vs_bcn")}
@@ -107,7 +108,8 @@ def measure_nmc(nmc, material, opt, log_prefix):
                     rate=rate, quality=info.get("preset", opt.quality), steps=info.get("steps", opt.steps),
                     seed=opt.seed, device=info.get("device", opt.device), file_bytes=size,
                     bits_per_texel=size * 8.0 / material.texels, files=files,
-                    psnr8_mip0=metrics.pooled_psnr(all_mse),
+                    psnr8_mip0=metrics.pooled_psnr(all_mse) if all_mse else q.get("psnr8_mip0_db"),
+                    metric_source="decoded files" if all_mse else "nmc validate",
                     validate=dict(psnr8_mip0_db=q.get("psnr8_mip0_db"), psnr_db=q.get("psnr_db"),
                                   verdict=report.get("verdict"), decoder=report.get("decoder"),
                                   wall_s=round(v_wall, 3)),
@@ -121,7 +123,17 @@ def measure_nmc(nmc, material, opt, log_prefix):
             except Exception as e:
                 errors.append(dict(codec="nmc", rate=rate, error=str(e).strip()[:800]))
                 _log("%s nmc %.4g FAILED: %s" % (log_prefix, rate, errors[-1]["error"]))
-    return rows, errors
+        save()
+
+
+class _ScannedMaterial:
+    """What measure_nmc needs of a Material, from `nmc scan` (no pixels read)."""
+
+    def __init__(self, folder, summary):
+        self.folder = os.path.abspath(folder)
+        self.name = summary["name"]
+        self.texels = summary["width"] * summary["height"]
+        self.maps = []
 
 
 def find_decoder_bench(repo):
@@ -150,11 +162,15 @@ def measure(opt, repo):
     opt.astc_preset = opt.astc_preset or "medium"
     opt.rate_list = [float(r) for r in opt.rates.split(",") if r.strip()]
     wanted = {c.strip() for c in opt.codecs.split(",") if c.strip()}
+    if not cr.HAVE_IMAGING and wanted - {"nmc"}:
+        raise SystemExit("measure: astc/nvtt need python3-numpy and python3-pil (apt-get install python3-numpy "
+                         "python3-pil); without them only --codecs nmc runs (PSNR8 from nmc validate)")
 
     astcenc = cr.find_tool("ASTCENC", ["astcenc", "astcenc-avx2", "astcenc-sse4.1", "astcenc-sse2"])
     nvcompress = cr.find_tool("NVCOMPRESS", ["nvcompress"])
     nmc_path = opt.nmc or cr.find_nmc(repo) if "nmc" in wanted else None
-    notes = []
+    notes = [] if cr.HAVE_IMAGING else ["numpy/PIL missing: nmc PSNR8 and per-texture figures taken from "
+                                        "`nmc validate --json` (the same definition)"]
     classic = []
     if "astc" in wanted:
         if astcenc:
@@ -215,19 +231,20 @@ def measure(opt, repo):
                              "`cmake --build build --target nmc_cpu_decoder_bench` (Release)")
             _write_json(out, result)
         for i, folder in enumerate(folders):
-            material = Material(folder)
+            if cr.HAVE_IMAGING:
+                material = Material(folder)
+                entry = material.summary()
+            else:
+                entry = summary_from_scan(nmc.tool, folder)
+                material = _ScannedMaterial(folder, entry)
             prefix = "[%d/%d %s]" % (i + 1, len(folders), material.name)
-            entry = material.summary()
             entry.update(maps=[], nmc=[], errors=[])
             result["materials"].append(entry)
+            save = lambda: _write_json(out, result)  # noqa: E731
             if classic:
-                rows, errors = measure_classic(material, classic, prefix)
-                entry["maps"], entry["errors"] = rows, entry["errors"] + errors
-                _write_json(out, result)
+                measure_classic(material, classic, prefix, entry["maps"], entry["errors"], save)
             if nmc:
-                rows, errors = measure_nmc(nmc, material, opt, prefix)
-                entry["nmc"], entry["errors"] = rows, entry["errors"] + errors
-                _write_json(out, result)
+                measure_nmc(nmc, material, opt, prefix, entry["nmc"], entry["errors"], save)
         result["complete"] = True
     finally:
         result["date_end"] = environment.now_utc()

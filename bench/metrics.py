@@ -6,7 +6,10 @@ This is NTC's psnr8_mip0 and `nmc validate`'s psnr8_mip0_db (docs/cli.md, spec 8
 
 import math
 
-import numpy as np
+try:  # only the array functions need numpy; the PSNR helpers run anywhere
+    import numpy as np
+except ImportError:
+    np = None
 
 PSNR_CAP_DB = 99.0  # lossless (MSE 0) is shown as 99 dB, as nmc validate and NTC's CSV do
 

@@ -40,6 +40,10 @@ def _draw(ax, db, material, series_names, small=False):
             nmc_index += 1
         ax.plot([p.bits for p in pts], [p.psnr8 for p in pts], linestyle=line or "none", marker=marker,
                 color=colour, label=series, markersize=4 if small else 6, linewidth=1.2 if small else 1.6)
+        if series.startswith("BCn") and not small:
+            for p in pts:
+                ax.annotate(series, (p.bits, p.psnr8), fontsize=7, color=colour, xytext=(-12, 6),
+                            textcoords="offset points")
         if series == "ASTC" and not small:
             for p in pts:
                 ax.annotate(p.label.split()[-1], (p.bits, p.psnr8), fontsize=7, color=colour,

@@ -142,7 +142,7 @@ def _definitions(w):
     w("- **Times**: nmc compress = wall time of `nmc compress` (training, export, measuring; on the machine and "
       "device stated), decompress = wall time of `nmc decompress --format png` (decoding every texture at mip 0 "
       "and writing PNGs). NTC = `train_wall_s` of the CSV (H200). Classic encode = wall time of the encoder "
-      "process, summed over the material's maps (includes process start and PNG reading). This machine is shared "
+      "process, summed over the material's maps (includes process start and PNG reading; BCn high includes the BC7 time of the shared CSV, another machine). This machine is shared "
       "with other builds, so CPU times are pessimistic; load averages are in the run table.")
     w("- **At equal rate / at equal PSNR**: linear interpolation between a curve's measured points, never beyond "
       "them. `-` = the other curve has no measurement there.")
@@ -448,7 +448,10 @@ def _speed(w, db):
         a[4].add(row["run"])
     presets = {name: data["settings"].get("astc_preset") for name, data in db.runs}
     rows = []
-    for codec, (n, mtex, wall, cpu, runs) in sorted(agg.items()):
+    def codec_order(codec):  # astc-4x4 before astc-10x10
+        head, _, size = codec.partition("-")
+        return (head, int(size.split("x")[0]) if size[:1].isdigit() else 0, codec)
+    for codec, (n, mtex, wall, cpu, runs) in sorted(agg.items(), key=lambda kv: codec_order(kv[0])):
         rows.append([codec, ("-" + "/".join(sorted({presets[r] for r in runs}))) if codec.startswith("astc") else
                      ("-fast" if codec.startswith("bc1") else ""), n, f2(mtex, 1), f2(wall, 1), f2(mtex / wall),
                      f2(cpu / wall), ", ".join("`%s`" % r for r in sorted(runs))])
@@ -463,7 +466,7 @@ def _checks(w, db):
     w("## Checks")
     w()
     diffs = [abs(row["psnr8_mip0"] - row["validate"]["psnr8_mip0_db"]) for row in db.nmc.values()
-             if row["validate"].get("psnr8_mip0_db") is not None]
+             if row["validate"].get("psnr8_mip0_db") is not None and row.get("metric_source") != "nmc validate"]
     if diffs:
         w("- nmc: the PSNR8 computed here from the files `nmc decompress` wrote and `nmc validate --json`'s "
           "`psnr8_mip0_db` differ by at most %.2g dB over %d packs." % (max(diffs), len(diffs)))
@@ -481,6 +484,27 @@ def _checks(w, db):
         w("- ASTC here (astcenc -%s) minus `../shared/baselines` (astcenc -thorough, Z kept as float) on the "
           "same materials and block sizes: mean %+.2f dB, range %+.2f .. %+.2f dB over %d points." % (
               "/".join(presets), statistics.mean(d), min(d), max(d), len(d)))
+    by_preset = {}
+    for name, data in db.runs:
+        preset = data["settings"].get("astc_preset")
+        for m in data["materials"]:
+            for row in m.get("maps", []):
+                if row["codec"].startswith("astc"):
+                    by_preset.setdefault(preset, {})[(m["name"], row["file"], row["codec"])] = row
+    presets = sorted(by_preset)
+    for i, a in enumerate(presets):
+        for b in presets[i + 1:]:
+            common = sorted(set(by_preset[a]) & set(by_preset[b]))
+            if not common:
+                continue
+            d = [by_preset[b][k]["psnr8"] - by_preset[a][k]["psnr8"] for k in common]
+            ta = sum(by_preset[a][k]["encode_s"] for k in common)
+            tb = sum(by_preset[b][k]["encode_s"] for k in common)
+            worst = max(common, key=lambda k: abs(by_preset[b][k]["psnr8"] - by_preset[a][k]["psnr8"]))
+            w("- astcenc -%s minus -%s, same maps and block sizes (%d): mean %+.2f dB, range %+.2f .. %+.2f dB "
+              "(largest: %s %s, %.2f vs %.2f dB); encode time %.0f s vs %.0f s. The report uses the later run's "
+              "figure for each map." % (b, a, len(common), statistics.mean(d), min(d), max(d), worst[1], worst[2],
+                                        by_preset[b][worst]["psnr8"], by_preset[a][worst]["psnr8"], tb, ta))
     for label, recipe in (("BCn high", "BC7+BC5+BC4 (best enc.)"), ("BCn low", "BC1/BC3+BC5+BC4 (best enc.)")):
         d = [p.psnr8 - shared[(p.material, recipe)] for p in db.points
              if p.series == label and (p.material, recipe) in shared]

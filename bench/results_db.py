@@ -62,7 +62,10 @@ class Database:
         self.runs.sort(key=lambda r: r[1]["date_start"])  # later runs replace earlier ones' figures
         for name, data in self.runs:
             for m in data["materials"]:
-                self.materials.setdefault(m["name"], dict(width=m["width"], height=m["height"], files=m["files"]))
+                known = self.materials.get(m["name"])
+                if known is None or (known.get("files_from") and not m.get("files_from")):  # prefer pixel-read
+                    self.materials[m["name"]] = dict(width=m["width"], height=m["height"], files=m["files"],
+                                                     files_from=m.get("files_from"))
                 for row in m.get("maps", []):
                     self.maps[(m["name"], row["file"], row["codec"])] = dict(row, run=name)
                 for row in m.get("nmc", []):
