@@ -2,6 +2,7 @@
 // the quality tables, a JSON report and exit codes (docs/cli.md).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -50,9 +51,12 @@ void print_report(const ValidationReport& r, int verbosity) {
         if (r.stored_quality_present) std::printf(", stored %.2f dB, drift %+.3f dB", r.stored_psnr_db, r.drift_db);
         std::printf("\n");
         std::printf("PSNR8     %.2f dB (8-bit, mip 0, every source-file channel)\n", q.psnr8_mip0_db);
-        std::printf("\n%-40s %8s %8s %8s %10s\n", "texture", "PSNR", "PSNR8", "max err8", "angle deg");
+        int name_width = 8;
+        for (const TextureQualityDetail& t : q.textures) name_width = std::max(name_width, static_cast<int>(t.file_name.size()));
+        std::printf("\n%-*s %8s %8s %8s %10s\n", name_width, "texture", "PSNR", "PSNR8", "max err8", "angle deg");
         for (const TextureQualityDetail& t : q.textures) {
-            std::printf("%-40s %8.2f %8.2f %8d", t.file_name.c_str(), t.psnr_db, t.psnr8_mip0_db, t.max_abs_error8);
+            std::printf("%-*s %8.2f %8.2f %8d", name_width, t.file_name.c_str(), t.psnr_db, t.psnr8_mip0_db,
+                        t.max_abs_error8);
             if (t.mean_angle_deg >= 0) std::printf(" %10.3f", t.mean_angle_deg);
             std::printf("\n");
         }

@@ -14,8 +14,9 @@
 #include <cstring>
 
 #include "compressor/model.h"
-#include "compressor/quality.h"
 #include "core/number_formats.h"
+#include "decoder/cpu/cpu_decoder.h"
+#include "validate/quality_measurement.h"
 
 namespace nmc {
 namespace {
@@ -428,12 +429,22 @@ Result<CompressResult> compress(const TrainingTarget& target, const CompressOpti
     if (!first.ok()) return first.status();
     auto read_back = read_pack(first->data(), first->size());
     if (!read_back.ok()) return read_back.status().with_context("reading back the written pack");
-    auto quality = measure_quality(*read_back, target);
+    auto decoder = CpuDecoder::create(*read_back);
+    if (!decoder.ok()) return decoder.status();
+    std::vector<Image> sources;
+    if (target.source_paths.empty()) {
+        sources = source_images_from_planes(*read_back, target.planes);
+    } else {
+        auto files = read_source_images(target.source_paths, *read_back);
+        if (!files.ok()) return files.status();
+        sources = std::move(files.value());
+    }
+    auto quality = measure_quality(*decoder, *read_back, target.planes, sources);
     if (!quality.ok()) return quality.status();
 
     CompressResult result;
     result.pack = std::move(*pack);
-    result.pack.quality = std::move(*quality);
+    result.pack.quality = to_quality_report(*quality, 0.0);
     result.shape = (*compressor)->latent_shape();
     result.training_seconds = result.pack.encoder.training_seconds;
     // The stored bits per texel describe the final file, whose size depends (slightly) on that number: settle it.

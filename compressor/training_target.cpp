@@ -63,6 +63,7 @@ TrainingTarget training_target_from_material(Material&& material) {
     target.address_mode = AddressMode::wrap;
     for (const auto& c : material.channels) target.channels.push_back({c.name, c.lo, c.hi, c.loss_weight});
     target.textures = std::move(material.textures);
+    target.source_paths = std::move(material.source_paths);
     target.planes = std::move(material.mips);
     return target;
 }

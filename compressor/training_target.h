@@ -31,6 +31,9 @@ struct TrainingTarget {
     AddressMode address_mode = AddressMode::wrap;
     std::vector<TrainingChannel> channels;
     std::vector<TextureLayout> textures;
+    // The source file of every texture (Material::source_paths); empty for in-memory materials. Quality is
+    // measured against these files when present, else against source images rebuilt from the planes.
+    std::vector<std::string> source_paths;
     // planes[m][c]: mip m of pack channel c, w_m * h_m values row-major (w_m = max(1, W >> m)).
     std::vector<std::vector<std::vector<float>>> planes;
 };

@@ -432,6 +432,13 @@ Result<Material> load_material(const std::string& folder_or_manifest, const Mate
     if (!m.ok()) return m.status();
     m->warnings = std::move(scan.warnings);
     m->ignored_files = std::move(scan.ignored_files);
+    for (const TextureFileInfo& file : scan.files) {
+        if (file.width != scan.width || file.height != scan.height) {
+            m->source_paths.clear();
+            break;
+        }
+        m->source_paths.push_back(file.path);
+    }
     return m;
 }
 

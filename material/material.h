@@ -23,6 +23,9 @@ struct Material {
     std::string source_folder;  // where the files were read from
     int width = 0, height = 0, mip_count = 1;  // full chain by default: floor(log2(max(W,H)))+1
     std::vector<TextureLayout> textures;        // channels mapped to pack channels, source_sha256 filled
+    // The file each texture was read from (textures order); empty when the material was not read from files
+    // or a map was resampled (its file then no longer matches the material's size).
+    std::vector<std::string> source_paths;
     std::vector<PackChannel> channels;          // 1..16
     // Pack-channel planes per mip: mips[m][c] is a w_m*h_m float plane (row-major) of pack channel c in its
     // normalised [0,1] value space (spec 8.7: (value - lo) / (hi - lo)), DirectX Y already inverted, normals

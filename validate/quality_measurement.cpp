@@ -38,11 +38,14 @@ double psnr_from_mse(double mse) {
     return std::min(99.0, -10.0 * std::log10(mse));
 }
 
-Result<ReferenceMaterial> load_reference(const std::string& folder, const Pack& pack) {
-    ReferenceMaterial ref;
+Result<std::vector<Image>> read_source_images(const std::vector<std::string>& paths, const Pack& pack,
+                                              std::vector<std::string>* sha256) {
+    if (paths.size() != pack.textures.size())
+        return Status(StatusCode::invalid_argument, "expected " + std::to_string(pack.textures.size()) +
+                                                        " source files, got " + std::to_string(paths.size()));
     std::vector<Image> images;
-    for (const TextureLayout& layout : pack.textures) {
-        const std::string path = folder + "/" + layout.file_name;
+    for (size_t t = 0; t < paths.size(); ++t) {
+        const std::string& path = paths[t];
         auto file = read_image_file(path);
         if (!file.ok()) return file.status();
         const Image& image = file->image;
@@ -51,14 +54,23 @@ Result<ReferenceMaterial> load_reference(const std::string& folder, const Pack& 
                           path + ": source is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                               ", the pack was made from " + std::to_string(pack.material.width) + "x" +
                               std::to_string(pack.material.height));
-        if (static_cast<size_t>(image.channels) != layout.channels.size())
+        if (static_cast<size_t>(image.channels) != pack.textures[t].channels.size())
             return Status(StatusCode::invalid_argument, path + ": source has " + std::to_string(image.channels) +
                                                             " channels, the pack expects " +
-                                                            std::to_string(layout.channels.size()));
-        ref.source_sha256.push_back(file->sha256);
-        ref.source_images.push_back(image);
+                                                            std::to_string(pack.textures[t].channels.size()));
+        if (sha256) sha256->push_back(file->sha256);
         images.push_back(std::move(file->image));
     }
+    return images;
+}
+
+Result<ReferenceMaterial> load_reference(const std::string& folder, const Pack& pack) {
+    std::vector<std::string> paths;
+    for (const TextureLayout& layout : pack.textures) paths.push_back(folder + "/" + layout.file_name);
+    ReferenceMaterial ref;
+    auto images = read_source_images(paths, pack, &ref.source_sha256);
+    if (!images.ok()) return images.status();
+    ref.source_images = images.value();
     std::vector<PackChannel> channels(pack.channels.size());
     for (size_t c = 0; c < channels.size(); ++c) {
         channels[c].name = pack.channels[c].name;
@@ -66,21 +78,49 @@ Result<ReferenceMaterial> load_reference(const std::string& folder, const Pack& 
         channels[c].hi = pack.channels[c].hi;
     }
     auto material = material_from_images(pack.material.name, folder, pack.textures, std::move(channels),
-                                         pack.material.mip_count, std::move(images));
+                                         pack.material.mip_count, std::move(images.value()));
     if (!material.ok()) return material.status();
     ref.material = std::move(material.value());
     return ref;
 }
 
+std::vector<Image> source_images_from_planes(const Pack& pack,
+                                             const std::vector<std::vector<std::vector<float>>>& planes) {
+    const size_t channel_count = pack.channels.size();
+    const int width = pack.material.width, height = pack.material.height;
+    std::vector<float> values(channel_count);
+    std::vector<Image> images;
+    for (const TextureLayout& layout : pack.textures) {
+        Image image(width, height, static_cast<int>(layout.channels.size()), layout.sample_type);
+        for (size_t i = 0; i < image.texel_count(); ++i) {
+            for (size_t c = 0; c < channel_count; ++c)  // spec 8.7 from a normalised plane value
+                values[c] = pack.channels[c].lo + (pack.channels[c].hi - pack.channels[c].lo) * planes[0][c][i];
+            source_channel_values(layout, values.data(), &image.pixels[i * layout.channels.size()]);
+        }
+        images.push_back(std::move(image));
+    }
+    return images;
+}
+
 Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
                                            const ReferenceMaterial& reference) {
     const Material& source = reference.material;
+    if (source.width != pack.material.width || source.height != pack.material.height ||
+        source.mip_count != pack.material.mip_count)
+        return Status(StatusCode::invalid_argument, "reference material does not match the pack's size or mips");
+    return measure_quality(decoder, pack, source.mips, reference.source_images);
+}
+
+Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+                                           const std::vector<std::vector<std::vector<float>>>& planes,
+                                           const std::vector<Image>& source_images) {
     const size_t channel_count = pack.channels.size();
     const int mips = pack.material.mip_count;
-    if (source.width != pack.material.width || source.height != pack.material.height || source.mip_count != mips ||
-        source.channels.size() != channel_count || static_cast<int>(source.mips.size()) != mips ||
-        reference.source_images.size() != pack.textures.size())
-        return Status(StatusCode::invalid_argument, "reference material does not match the pack's size, mips or channels");
+    if (static_cast<int>(planes.size()) != mips || source_images.size() != pack.textures.size())
+        return Status(StatusCode::invalid_argument, "reference does not match the pack's mips or textures");
+    for (const auto& mip_planes : planes)
+        if (mip_planes.size() != channel_count)
+            return Status(StatusCode::invalid_argument, "reference does not match the pack's channel count");
 
     // spec 8.10 over pack channels: squared errors per channel and mip, in [0, 1] units.
     std::vector<std::vector<ErrorSum>> errors(channel_count, std::vector<ErrorSum>(static_cast<size_t>(mips)));
@@ -90,7 +130,7 @@ Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack
     for (int m = 0; m < mips; ++m) {
         NMC_RETURN_IF_ERROR(decoder.decode_mip_channels(m, decoded));
         for (size_t c = 0; c < channel_count; ++c) {
-            const std::vector<float>& plane = source.mips[static_cast<size_t>(m)][c];
+            const std::vector<float>& plane = planes[static_cast<size_t>(m)][c];
             if (plane.size() != decoded[c].size())
                 return Status(StatusCode::invalid_argument, "reference mip " + std::to_string(m) + " has the wrong size");
             const float lo = pack.channels[c].lo, hi = pack.channels[c].hi;
@@ -152,7 +192,7 @@ Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack
         auto image = decoder.decode_texture(static_cast<int>(t), 0);
         if (!image.ok()) return image.status();
         const Image& dec = image.value();
-        const Image& src = reference.source_images[t];
+        const Image& src = source_images[t];
         const auto n = static_cast<size_t>(dec.channels);
         double texture_mse8 = 0;
         for (size_t ch = 0; ch < n; ++ch) {

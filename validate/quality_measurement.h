@@ -27,6 +27,15 @@ struct ReferenceMaterial {
 // missing or unreadable, and with invalid_argument when a file's size or channel count differs from the pack.
 Result<ReferenceMaterial> load_reference(const std::string& folder, const Pack& pack);
 
+// Reads the mip-0 source image of every texture of `pack` from `paths` (pack.textures order), with the same
+// checks as load_reference(); their SHA-256 digests go to `sha256` when non-null.
+Result<std::vector<Image>> read_source_images(const std::vector<std::string>& paths, const Pack& pack,
+                                              std::vector<std::string>* sha256 = nullptr);
+
+// Stand-in source images for a material that exists only in memory: each texture's file channels rebuilt from
+// the mip-0 reference planes by spec 8.7-8.9 (so a normal map's Z is the one rebuilt from its X, Y).
+std::vector<Image> source_images_from_planes(const Pack& pack, const std::vector<std::vector<std::vector<float>>>& planes);
+
 struct ChannelQuality {
     std::string name;
     double psnr_db = 0;          // all mips, texel-weighted
@@ -62,6 +71,12 @@ double psnr_from_mse(double mse);
 // reference does not match the pack's size, mips or channels.
 Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
                                            const ReferenceMaterial& reference);
+
+// The same from reference planes (planes[m][c]: mip m of pack channel c, normalised to [0, 1] as
+// Material::mips) and the mip-0 source images, for callers that already hold the planes (the compressor).
+Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+                                           const std::vector<std::vector<std::vector<float>>>& planes,
+                                           const std::vector<Image>& source_images);
 
 // The measurement in the pack's stored form (spec 5.8), with the file's bits per texel.
 QualityReport to_quality_report(const QualityMeasurement& measurement, double bits_per_texel);
