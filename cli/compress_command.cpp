@@ -54,6 +54,10 @@ struct CompressCliOptions {
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string output_layer = "int8";
+    std::string normal_mode = "xy";
+    std::string address_mode = "wrap";
+    bool gloss_to_roughness = false;
+    bool resample = false;
     bool force = false;
     bool json = false;
 };
@@ -99,7 +103,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         print_error(Status(StatusCode::io_error, o.output + ": already exists (use --force to replace it)"));
         return kExitIo;
     }
-    auto material = load_material(o.input);
+    MaterialLoadOptions load;
+    load.normal_mode = o.normal_mode == "xyz" ? NormalMode::xyz : NormalMode::xy;
+    load.gloss_to_roughness = o.gloss_to_roughness;
+    load.resample_mismatched = o.resample;
+    auto material = load_material(o.input, load);
     if (!material.ok()) {
         print_error(material.status());
         return exit_code_for(material.status(), true);
@@ -107,7 +115,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     if (verbosity > 0)
         for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
     const std::string source_folder = material->source_folder;
-    const TrainingTarget target = training_target_from_material(std::move(*material));
+    TrainingTarget target = training_target_from_material(std::move(*material));
+    target.address_mode = o.address_mode == "clamp" ? AddressMode::clamp : AddressMode::wrap;
 
     CompressOptions options;
     options.preset = *preset;
@@ -243,6 +252,16 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--output-layer", options->output_layer,
                         "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")
         ->capture_default_str();
+    command->add_option("--normal-mode", options->normal_mode, "Normals in the pack: xy (Z rebuilt) or xyz")
+        ->check(CLI::IsMember({"xy", "xyz"}))
+        ->capture_default_str();
+    command->add_option("--address-mode", options->address_mode,
+                        "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")
+        ->check(CLI::IsMember({"wrap", "clamp"}))
+        ->capture_default_str();
+    command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
+                      "Store glossiness maps as roughness = 1 - gloss");
+    command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
     command->add_flag("--force", options->force, "Replace an existing output file");
     command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");
     command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });
