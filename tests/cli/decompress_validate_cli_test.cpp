@@ -315,10 +315,15 @@ TEST_F(DecompressValidateCli, ValidateJsonCarriesTheNumbersPrinted) {
     EXPECT_TRUE(contains(text.out, line)) << line << "\n" << text.out;
     std::snprintf(line, sizeof line, "PSNR8     %.2f dB", j["quality"]["psnr8_mip0_db"].get<double>());
     EXPECT_TRUE(contains(text.out, line)) << line << "\n" << text.out;
+    // Each texture's row: its file name (the column is as wide as the longest name), then the numbers.
     for (const auto& t : j["quality"]["textures"]) {
-        std::snprintf(line, sizeof line, "%-40s %8.2f %8.2f %8d", t["file"].get<std::string>().c_str(),
-                      t["psnr_db"].get<double>(), t["psnr8_mip0_db"].get<double>(), t["max_abs_error8"].get<int>());
-        EXPECT_TRUE(contains(text.out, line)) << line << "\n" << text.out;
+        std::snprintf(line, sizeof line, " %8.2f %8.2f %8d", t["psnr_db"].get<double>(),
+                      t["psnr8_mip0_db"].get<double>(), t["max_abs_error8"].get<int>());
+        const std::string row_start = "\n" + t["file"].get<std::string>() + " ";
+        const size_t row = text.out.find(row_start);
+        ASSERT_NE(row, std::string::npos) << row_start << "\n" << text.out;
+        const std::string row_text = text.out.substr(row + 1, text.out.find('\n', row + 1) - row - 1);
+        EXPECT_TRUE(contains(row_text, line)) << line << "\n" << row_text;
     }
 
     // --json FILE writes the same report and keeps the text on stdout.
