@@ -18,5 +18,6 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
 void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
+void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 
 }  // namespace nmc::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     nmc::cli::add_validate_command(app, globals, exit_code);
 #ifdef NMC_HAS_TRAINER
     nmc::cli::add_compress_command(app, globals, exit_code);
+    nmc::cli::add_batch_command(app, globals, exit_code);
 #else
     app.add_subcommand("compress", "Not in this build: it was configured without LibTorch")
         ->allow_extras()

@@ -1,0 +1,434 @@
+// nmc batch's discovery, shards, source fingerprints, the skip rule and the per-material records
+// (batch.h). The process runner is in batch_runner.cpp, the reports in batch_report.cpp.
+#include "batch/batch.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/checksum.h"
+#include "core/file_io.h"
+#include "format/pack.h"
+#include "material/file_naming.h"
+#include "material/image_io.h"
+#include "material/manifest.h"
+
+namespace nmc {
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// Source images and manifests are hashed whole; this bounds one read (4 GiB: far beyond any texture).
+constexpr uint64_t kMaxSourceBytes = uint64_t{4} << 30;
+// Records and manifests are small JSON files.
+constexpr uint64_t kMaxJsonBytes = 64u << 20;
+
+bool hidden(const fs::path& p) {
+    const std::string name = p.filename().string();
+    return !name.empty() && name[0] == '.';
+}
+
+bool is_map_image(const fs::path& file) {
+    const std::string name = file.filename().string();
+    return !image_format_from_file_name(name).empty() && match_file_name(name).has_value();
+}
+
+// A manifest candidate: a JSON object with a "textures" key. Broken JSON is not a manifest (other tools keep
+// JSON files in asset trees too); a manifest with bad entries is, and fails when compressed.
+bool is_manifest_file(const fs::path& file) {
+    if (file.extension() != ".json") return false;
+    auto bytes = read_file(file.string(), kMaxJsonBytes);
+    if (!bytes.ok()) return false;
+    const Json j = Json::parse(bytes->begin(), bytes->end(), nullptr, false);
+    return j.is_object() && j.contains("textures");
+}
+
+std::string generic_relative(const fs::path& p, const fs::path& root) {
+    const std::string rel = p.lexically_relative(root).generic_string();
+    return rel.empty() ? "." : rel;
+}
+
+void walk(const fs::path& dir, const fs::path& root, const fs::path& out, const fs::path& out_root,
+          std::vector<BatchMaterial>& found) {
+    std::error_code ec;
+    std::vector<fs::path> files, dirs;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const fs::path p = it->path();
+        if (hidden(p)) continue;
+        std::error_code type_ec;
+        if (it->is_symlink(type_ec)) {
+            if (it->is_regular_file(type_ec)) files.push_back(p);  // linked files count; linked folders do not
+            continue;
+        }
+        if (it->is_directory(type_ec)) {
+            if (fs::weakly_canonical(p, type_ec) != out) dirs.push_back(p);
+        } else if (it->is_regular_file(type_ec)) {
+            files.push_back(p);
+        }
+    }
+    std::sort(files.begin(), files.end());
+    std::sort(dirs.begin(), dirs.end());
+    std::vector<fs::path> manifests;
+    bool has_maps = false;
+    for (const fs::path& f : files) {
+        if (is_manifest_file(f))
+            manifests.push_back(f);
+        else
+            has_maps = has_maps || is_map_image(f);
+    }
+    if (!manifests.empty()) {
+        for (const fs::path& m : manifests) {
+            BatchMaterial b;
+            b.relative = generic_relative(m, root);
+            b.input = m.string();
+            b.manifest = true;
+            b.output = (out_root / fs::path(b.relative).replace_extension(".nmc")).string();
+            found.push_back(std::move(b));
+        }
+    } else if (has_maps) {
+        BatchMaterial b;
+        b.relative = generic_relative(dir, root);
+        b.input = dir.string();
+        const fs::path rel = b.relative == "." ? root.filename() : fs::path(b.relative);
+        b.output = (out_root / rel).string() + ".nmc";
+        found.push_back(std::move(b));
+    }
+    for (const fs::path& d : dirs) walk(d, root, out, out_root, found);
+}
+
+Status hash_file(const fs::path& path, const std::string& name, std::vector<SourceFile>& out) {
+    auto bytes = read_file(path.string(), kMaxSourceBytes);
+    if (!bytes.ok()) return bytes.status();
+    out.push_back({name, Sha256::hex_digest(bytes->data(), bytes->size()), bytes->size()});
+    return Status::success();
+}
+
+Json sources_json(const std::vector<SourceFile>& sources) {
+    Json a = Json::array();
+    for (const SourceFile& s : sources) a.push_back({{"name", s.name}, {"sha256", s.sha256}, {"bytes", s.bytes}});
+    return a;
+}
+
+}  // namespace
+
+Result<std::vector<BatchMaterial>> discover_materials(const std::string& root, const std::string& out_dir) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec))
+        return Status(StatusCode::io_error, root + ": not a folder (nmc batch needs the root of an asset tree)");
+    const fs::path root_path = fs::path(root).lexically_normal();
+    const fs::path out_canonical = fs::weakly_canonical(out_dir, ec);
+    std::vector<BatchMaterial> found;
+    walk(root_path, root_path, out_canonical, fs::path(out_dir), found);
+    return found;
+}
+
+int shard_of(const std::string& relative, int shard_count) {
+    Sha256 h;
+    h.update(relative.data(), relative.size());
+    const auto digest = h.finish();
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | digest[static_cast<size_t>(i)];
+    return static_cast<int>(v % static_cast<uint64_t>(shard_count));
+}
+
+Result<ShardSpec> parse_shard(const std::string& text) {
+    const size_t slash = text.find('/');
+    const Status bad(StatusCode::invalid_argument,
+                     "--shard must be I/N with 0 <= I < N (a job array's index and size), got '" + text + "'");
+    if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return bad;
+    const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+    const auto digits = [](const std::string& s) {
+        return s.size() <= 6 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (!digits(a) || !digits(b)) return bad;
+    ShardSpec s{std::stoi(a), std::stoi(b)};
+    if (s.count < 1 || s.index >= s.count) return bad;
+    return s;
+}
+
+Result<std::vector<SourceFile>> hash_sources(const BatchMaterial& material) {
+    std::vector<SourceFile> sources;
+    std::error_code ec;
+    fs::path folder = material.input;
+    if (material.manifest) {
+        NMC_RETURN_IF_ERROR(hash_file(material.input, fs::path(material.input).filename().string(), sources));
+        folder = fs::path(material.input).parent_path();
+        // A broken manifest still gets a fingerprint (of itself and its folder); it fails when compressed.
+        auto manifest = read_manifest(material.input);
+        if (manifest.ok() && !manifest->folder.empty()) folder /= manifest->folder;
+    }
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code type_ec;
+        if (!it->is_regular_file(type_ec) || hidden(it->path())) continue;
+        const std::string name = it->path().filename().string();
+        if (material.manifest ? !image_format_from_file_name(name).empty() : is_map_image(it->path()))
+            files.push_back(it->path());
+    }
+    if (ec) return Status(StatusCode::io_error, folder.string() + ": cannot list the folder: " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) NMC_RETURN_IF_ERROR(hash_file(f, f.filename().string(), sources));
+    return sources;
+}
+
+std::string batch_fingerprint(const std::vector<SourceFile>& sources, const BatchSettings& settings) {
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers, "bpp=%.17g\nsteps=%lld\nbatch=%d\nseed=%llu\n", settings.bpp,
+                  static_cast<long long>(settings.steps), settings.batch_size,
+                  static_cast<unsigned long long>(settings.seed));
+    std::string text = "nmc batch fingerprint 1\ntool=" + settings.tool + "\nquality=" + settings.quality + "\n" + numbers;
+    for (const SourceFile& s : sources) text += s.name + "\t" + s.sha256 + "\n";
+    return Sha256::hex_digest(text.data(), text.size());
+}
+
+std::string record_path(const BatchMaterial& material) {
+    return material.output + ".state.json";
+}
+
+namespace {
+
+Json record_json(const MaterialRecord& r) {
+    Json j;
+    j["record_version"] = 1;
+    j["material"] = r.relative;
+    j["output"] = r.output;
+    j["status"] = r.status;
+    j["fingerprint"] = r.fingerprint;
+    j["error"] = r.error;
+    j["exit_code"] = r.exit_code;
+    j["maps"] = r.maps;
+    j["width"] = r.width;
+    j["height"] = r.height;
+    j["mip_count"] = r.mip_count;
+    j["source_bytes"] = r.source_bytes;
+    j["bcn_bytes"] = r.bcn_bytes;
+    j["pack_bytes"] = r.pack_bytes;
+    j["bits_per_texel"] = r.bits_per_texel;
+    j["ratio_vs_source"] = r.ratio_vs_source;
+    j["ratio_vs_bcn"] = r.ratio_vs_bcn;
+    j["psnr_db"] = r.psnr_db;
+    Json textures = Json::array();
+    for (const TextureRow& t : r.textures) textures.push_back({{"texture", t.texture}, {"psnr_db", t.psnr_db}});
+    j["textures"] = std::move(textures);
+    j["seconds"] = r.seconds;
+    j["sources"] = sources_json(r.sources);
+    return j;
+}
+
+Status write_text_atomically(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    return write_file_atomically(path, text.data(), text.size());
+}
+
+}  // namespace
+
+Status write_record(const std::string& path, const MaterialRecord& r) {
+    return write_text_atomically(path, record_json(r).dump(2) + "\n");
+}
+
+Result<MaterialRecord> read_record(const std::string& path) {
+    auto bytes = read_file(path, kMaxJsonBytes);
+    if (!bytes.ok()) return bytes.status();
+    const Json j = Json::parse(bytes->begin(), bytes->end(), nullptr, false);
+    if (!j.is_object() || j.value("record_version", 0) != 1)
+        return Status(StatusCode::corrupt, path + ": not a batch record of version 1");
+    try {
+        MaterialRecord r;
+        r.relative = j.at("material").get<std::string>();
+        r.output = j.at("output").get<std::string>();
+        r.status = j.at("status").get<std::string>();
+        r.fingerprint = j.at("fingerprint").get<std::string>();
+        r.error = j.at("error").get<std::string>();
+        r.exit_code = j.at("exit_code").get<int>();
+        r.maps = j.at("maps").get<int>();
+        r.width = j.at("width").get<int>();
+        r.height = j.at("height").get<int>();
+        r.mip_count = j.at("mip_count").get<int>();
+        r.source_bytes = j.at("source_bytes").get<uint64_t>();
+        r.bcn_bytes = j.at("bcn_bytes").get<uint64_t>();
+        r.pack_bytes = j.at("pack_bytes").get<uint64_t>();
+        r.bits_per_texel = j.at("bits_per_texel").get<double>();
+        r.ratio_vs_source = j.at("ratio_vs_source").get<double>();
+        r.ratio_vs_bcn = j.at("ratio_vs_bcn").get<double>();
+        r.psnr_db = j.at("psnr_db").get<double>();
+        for (const Json& t : j.at("textures"))
+            r.textures.push_back({t.at("texture").get<std::string>(), t.at("psnr_db").get<double>()});
+        r.seconds = j.at("seconds").get<double>();
+        for (const Json& s : j.at("sources"))
+            r.sources.push_back(
+                {s.at("name").get<std::string>(), s.at("sha256").get<std::string>(), s.at("bytes").get<uint64_t>()});
+        return r;
+    } catch (const Json::exception& e) {
+        return Status(StatusCode::corrupt, path + ": batch record: " + e.what());
+    }
+}
+
+Status fill_record_from_pack(const std::string& pack_path, MaterialRecord& r) {
+    ContainerInfo container;
+    auto pack = read_pack_file(pack_path, &container);
+    if (!pack.ok()) return pack.status();
+    const MaterialInfo& m = pack->material;
+    r.maps = static_cast<int>(pack->textures.size());
+    r.width = m.width;
+    r.height = m.height;
+    r.mip_count = m.mip_count;
+    r.pack_bytes = container.file_size;
+    // The same expression as `nmc inspect` (bits per mip-0 texel of the whole file).
+    r.bits_per_texel = static_cast<double>(container.file_size) * 8.0 /
+                       (static_cast<double>(m.width) * static_cast<double>(m.height));
+    const auto pack_bytes = static_cast<double>(container.file_size);
+    r.ratio_vs_source = r.source_bytes > 0 ? static_cast<double>(r.source_bytes) / pack_bytes : 0.0;
+    r.ratio_vs_bcn = r.bcn_bytes > 0 ? static_cast<double>(r.bcn_bytes) / pack_bytes : 0.0;
+    r.psnr_db = pack->quality.psnr_db;
+    r.textures.clear();
+    for (const TextureQuality& q : pack->quality.textures) r.textures.push_back({q.texture, q.psnr_db});
+    return Status::success();
+}
+
+namespace {
+
+// Part (3) of the skip rule: the pack's own record of its sources agrees with the files now on disk.
+std::string pack_source_mismatch(const std::string& pack_path, const std::vector<SourceFile>& sources) {
+    auto pack = read_pack_file(pack_path);
+    if (!pack.ok()) return "pack unreadable: " + pack.status().to_string();
+    std::map<std::string, std::string> by_name;
+    for (const SourceFile& s : sources) by_name[s.name] = s.sha256;
+    for (const TextureLayout& t : pack->textures) {
+        if (t.source_sha256.empty()) continue;
+        const auto it = by_name.find(fs::path(t.file_name).filename().string());
+        if (it == by_name.end()) return "source " + t.file_name + " is gone";
+        if (it->second != t.source_sha256) return "source " + t.file_name + " changed";
+    }
+    return "";
+}
+
+}  // namespace
+
+std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, const BatchSettings& settings,
+                                 bool force) {
+    std::vector<BatchJob> plan;
+    plan.reserve(materials.size());
+    for (const BatchMaterial& m : materials) {
+        BatchJob job;
+        job.material = m;
+        auto sources = hash_sources(m);
+        if (!sources.ok()) {
+            job.hash_error = sources.status().to_string();
+            job.reason = "sources unreadable";
+            plan.push_back(std::move(job));
+            continue;
+        }
+        job.sources = std::move(*sources);
+        job.fingerprint = batch_fingerprint(job.sources, settings);
+        std::error_code ec;
+        if (force) {
+            job.reason = "--force";
+        } else if (!fs::exists(m.output, ec)) {
+            job.reason = "no pack";
+        } else {
+            auto record = read_record(record_path(m));
+            if (!record.ok()) {
+                job.reason = "no record of how the pack was made";
+            } else if (record->status != "ok" || record->fingerprint != job.fingerprint) {
+                job.reason = record->status != "ok" ? "last run failed" : "sources or settings changed";
+            } else if (const std::string mismatch = pack_source_mismatch(m.output, job.sources); !mismatch.empty()) {
+                job.reason = mismatch;
+            } else {
+                job.existing = std::move(*record);
+                const Status filled = fill_record_from_pack(m.output, job.existing);
+                if (filled.ok()) {
+                    job.action = BatchAction::skip;
+                    job.reason = "up to date";
+                } else {
+                    job.reason = "pack unreadable: " + filled.to_string();
+                }
+            }
+        }
+        plan.push_back(std::move(job));
+    }
+    return plan;
+}
+
+std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan) {
+    std::vector<MaterialRecord> records;
+    for (const BatchJob& job : plan) {
+        MaterialRecord r;
+        auto stored = read_record(record_path(job.material));
+        if (stored.ok() && stored->fingerprint == job.fingerprint && !job.fingerprint.empty()) {
+            r = std::move(*stored);
+            if (r.status == "ok" && !fill_record_from_pack(job.material.output, r).ok()) r.status = "pending";
+        } else {
+            r.status = "pending";
+            r.error = job.hash_error;
+        }
+        r.relative = job.material.relative;
+        r.output = job.material.output;
+        records.push_back(std::move(r));
+    }
+    return records;
+}
+
+Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records) {
+    Json materials = Json::array();
+    std::map<std::string, int> counts = {{"ok", 0}, {"skipped", 0}, {"failed", 0}, {"pending", 0}};
+    uint64_t source_bytes = 0, bcn_bytes = 0, pack_bytes = 0;
+    double seconds = 0;
+    for (const MaterialRecord& r : records) {
+        Json j = record_json(r);
+        j.erase("record_version");
+        materials.push_back(std::move(j));
+        ++counts[r.status];
+        if (r.status == "ok" || r.status == "skipped") {
+            source_bytes += r.source_bytes;
+            bcn_bytes += r.bcn_bytes;
+            pack_bytes += r.pack_bytes;
+        }
+        seconds += r.status == "skipped" ? 0.0 : r.seconds;
+    }
+    Json report;
+    report["report_version"] = 1;
+    report["totals"] = {{"materials", records.size()}, {"ok", counts["ok"]},         {"skipped", counts["skipped"]},
+                        {"failed", counts["failed"]},   {"pending", counts["pending"]}, {"source_bytes", source_bytes},
+                        {"bcn_bytes", bcn_bytes},      {"pack_bytes", pack_bytes},  {"seconds", seconds}};
+    report["materials"] = std::move(materials);
+    NMC_RETURN_IF_ERROR(write_text_atomically((fs::path(out_dir) / (stem + ".json")).string(), report.dump(2) + "\n"));
+
+    std::string md = "# nmc batch report\n\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "%zu materials: %d compressed, %d up to date, %d failed, %d pending.\n\n",
+                  records.size(), counts["ok"], counts["skipped"], counts["failed"], counts["pending"]);
+    md += line;
+    md += "| material | maps | resolution | source bytes | BCn bytes | pack bytes | bits/texel | ratio vs BCn | "
+          "PSNR per texture (dB) | time (s) | status |\n";
+    md += "|---|---:|---|---:|---:|---:|---:|---:|---|---:|---|\n";
+    for (const MaterialRecord& r : records) {
+        std::string psnr;
+        for (const TextureRow& t : r.textures) {
+            std::snprintf(line, sizeof line, "%s%s %.2f", psnr.empty() ? "" : ", ", t.texture.c_str(), t.psnr_db);
+            psnr += line;
+        }
+        std::string status = r.status;
+        if (!r.error.empty()) status += ": " + r.error;
+        for (char& c : status)
+            if (c == '|' || c == '\n') c = ' ';
+        if (r.pack_bytes > 0)
+            std::snprintf(line, sizeof line, "| %s | %d | %dx%d | %llu | %llu | %llu | %.3f | %.1f | ", r.relative.c_str(),
+                          r.maps, r.width, r.height, static_cast<unsigned long long>(r.source_bytes),
+                          static_cast<unsigned long long>(r.bcn_bytes), static_cast<unsigned long long>(r.pack_bytes),
+                          r.bits_per_texel, r.ratio_vs_bcn);
+        else
+            std::snprintf(line, sizeof line, "| %s | | | | | | | | ", r.relative.c_str());
+        md += line;
+        std::snprintf(line, sizeof line, " | %.1f | ", r.seconds);
+        md += psnr + line + status + " |\n";
+    }
+    return write_text_atomically((fs::path(out_dir) / (stem + ".md")).string(), md);
+}
+
+}  // namespace nmc

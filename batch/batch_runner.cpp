@@ -1,0 +1,319 @@
+// nmc batch's job runner: one `nmc compress` child process per material, at most `jobs` at once, each with its
+// share of the CPU threads or its own GPU; records written after each child's pack (batch.h).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "batch/batch.h"
+#include "core/file_io.h"
+
+extern char** environ;
+
+namespace nmc {
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A child's stdout is one JSON object and its stderr a few lines; bounded reads all the same.
+constexpr uint64_t kMaxChildOutputBytes = 16u << 20;
+
+struct Running {
+    pid_t pid = -1;
+    size_t job = 0;
+    Clock::time_point start;
+    std::string out_path, err_path;
+};
+
+std::string format_number(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+std::vector<std::string> child_arguments(const BatchJob& job, const BatchRunOptions& o, const std::string& device) {
+    const BatchSettings& s = o.settings;
+    std::vector<std::string> args = {o.nmc_executable, "-q", "compress", job.material.input, "-o",
+                                     job.material.output, "--force", "--json", "--bpp", format_number(s.bpp),
+                                     "--quality", s.quality, "--seed", std::to_string(s.seed), "--device", device};
+    if (s.steps > 0) args.insert(args.end(), {"--steps", std::to_string(s.steps)});
+    if (s.batch_size > 0) args.insert(args.end(), {"--batch", std::to_string(s.batch_size)});
+    return args;
+}
+
+std::vector<std::string> child_environment(int threads) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string v = *e;
+        if (v.rfind("OMP_NUM_THREADS=", 0) == 0 || v.rfind("MKL_NUM_THREADS=", 0) == 0) continue;
+        env.push_back(v);
+    }
+    env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
+    env.push_back("MKL_NUM_THREADS=" + std::to_string(threads));
+    return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+    std::vector<char*> p;
+    for (std::string& s : v) p.push_back(s.data());
+    p.push_back(nullptr);
+    return p;
+}
+
+// fork + execve with stdout and stderr redirected to files. Everything the child touches is prepared before
+// fork, so the child only calls async-signal-safe functions.
+Result<pid_t> spawn(std::vector<std::string> args, std::vector<std::string> env, const std::string& out_path,
+                    const std::string& err_path) {
+    const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err_fd = out_fd < 0 ? -1 : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out_fd < 0 || err_fd < 0) {
+        const std::string why = std::strerror(errno);
+        if (out_fd >= 0) ::close(out_fd);
+        return Status(StatusCode::io_error, out_path + ": cannot create a child's output file: " + why);
+    }
+    std::vector<char*> argv = c_strings(args);
+    std::vector<char*> envp = c_strings(env);
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+#ifdef __linux__
+        // The child dies with the batch (kill -9 included), so no orphan keeps training; its pack is written
+        // by rename, so a killed child leaves at most a temporary file, never a half-written pack.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);
+#endif
+        ::dup2(out_fd, STDOUT_FILENO);
+        ::dup2(err_fd, STDERR_FILENO);
+        ::execve(argv[0], argv.data(), envp.data());
+        ::_exit(127);
+    }
+    const int fork_errno = errno;
+    ::close(out_fd);
+    ::close(err_fd);
+    if (pid < 0) return Status(StatusCode::io_error, std::string("cannot start a child process: ") + std::strerror(fork_errno));
+    return pid;
+}
+
+std::string read_text(const std::string& path) {
+    auto bytes = read_file(path, kMaxChildOutputBytes);
+    return bytes.ok() ? std::string(bytes->begin(), bytes->end()) : std::string();
+}
+
+// The child's last error line, without the "nmc: error: " prefix.
+std::string last_error_line(const std::string& err) {
+    std::string last;
+    size_t start = 0;
+    while (start < err.size()) {
+        size_t end = err.find('\n', start);
+        if (end == std::string::npos) end = err.size();
+        std::string line = err.substr(start, end - start);
+        const size_t cr = line.rfind('\r');  // progress lines
+        if (cr != std::string::npos) line = line.substr(cr + 1);
+        if (!line.empty()) last = line;
+        start = end + 1;
+    }
+    const std::string prefix = "nmc: error: ";
+    if (last.rfind(prefix, 0) == 0) last = last.substr(prefix.size());
+    return last;
+}
+
+MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_status) {
+    MaterialRecord rec;
+    rec.relative = job.material.relative;
+    rec.output = job.material.output;
+    rec.fingerprint = job.fingerprint;
+    rec.sources = job.sources;
+    rec.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
+    const std::string out = read_text(r.out_path);
+    const std::string err = read_text(r.err_path);
+    if (WIFSIGNALED(wait_status)) {
+        rec.status = "failed";
+        rec.exit_code = -1;
+        rec.error = "nmc compress was killed by signal " + std::to_string(WTERMSIG(wait_status));
+        return rec;
+    }
+    rec.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+    if (rec.exit_code != 0) {
+        rec.status = "failed";
+        rec.error = last_error_line(err);
+        if (rec.error.empty()) rec.error = "nmc compress exited with code " + std::to_string(rec.exit_code);
+        return rec;
+    }
+    const Json j = Json::parse(out, nullptr, false);
+    if (!j.is_object() || !j.contains("source_bytes") || !j.contains("bcn_bytes") ||
+        !j["source_bytes"].is_number_unsigned() || !j["bcn_bytes"].is_number_unsigned()) {
+        rec.status = "failed";
+        rec.error = "nmc compress succeeded but printed no JSON result";
+        return rec;
+    }
+    rec.source_bytes = j["source_bytes"].get<uint64_t>();
+    rec.bcn_bytes = j["bcn_bytes"].get<uint64_t>();
+    const Status filled = fill_record_from_pack(job.material.output, rec);
+    rec.status = filled.ok() ? "ok" : "failed";
+    if (!filled.ok()) rec.error = "the written pack does not read back: " + filled.to_string();
+    return rec;
+}
+
+// Temporary files of an earlier writer of this pack that was killed before its rename (core/file_io.h names
+// them PACK.tmp-PID-N). Each material belongs to one shard and one job, so no live writer owns them.
+void remove_stale_temporaries(const std::string& output) {
+    const fs::path out(output);
+    const std::string pack_prefix = out.filename().string() + ".tmp-";
+    const std::string record_prefix = out.filename().string() + ".state.json.tmp-";
+    std::error_code ec;
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(out.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(pack_prefix, 0) == 0 || name.rfind(record_prefix, 0) == 0) stale.push_back(it->path());
+    }
+    for (const fs::path& p : stale) fs::remove(p, ec);
+}
+
+}  // namespace
+
+Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& options, const BatchCallback& callback,
+                 std::vector<MaterialRecord>& records) {
+    if (options.jobs < 1) return Status(StatusCode::invalid_argument, "jobs must be at least 1");
+    std::error_code ec;
+    fs::create_directories(options.temp_dir, ec);
+    if (ec) return Status(StatusCode::io_error, options.temp_dir + ": cannot create: " + ec.message());
+
+    records.assign(plan.size(), MaterialRecord{});
+    std::vector<size_t> queue;
+    for (size_t i = 0; i < plan.size(); ++i) {
+        records[i].relative = plan[i].material.relative;
+        records[i].output = plan[i].material.output;
+        records[i].fingerprint = plan[i].fingerprint;
+        records[i].sources = plan[i].sources;
+        if (plan[i].action == BatchAction::skip) {
+            records[i] = plan[i].existing;
+            records[i].status = "skipped";
+        } else {
+            records[i].status = "pending";
+            queue.push_back(i);
+        }
+    }
+
+    const auto start = Clock::now();
+    auto last_tick = start;
+    BatchEvent event;
+    event.total = static_cast<int>(queue.size());
+    const auto notify = [&](BatchEvent::Kind kind, size_t job, const MaterialRecord* record) {
+        event.kind = kind;
+        event.job = &plan[job];
+        event.record = record;
+        event.elapsed_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        event.eta_seconds = event.done > 0 ? event.elapsed_seconds / event.done * (event.total - event.done) : -1;
+        return !callback || callback(event);
+    };
+
+    std::vector<Running> running;
+    std::vector<bool> slot_busy(static_cast<size_t>(options.jobs), false);
+    std::vector<size_t> slot_of(plan.size(), 0);
+    size_t next = 0;
+    bool cancelled = false;
+    Status spawn_failure;
+    while (true) {
+        while (!cancelled && spawn_failure.ok() && next < queue.size() &&
+               running.size() < static_cast<size_t>(options.jobs)) {
+            const size_t job = queue[next++];
+            const BatchJob& j = plan[job];
+            if (j.fingerprint.empty()) {  // sources unreadable: fails without a child
+                records[job].status = "failed";
+                records[job].error = j.hash_error;
+                records[job].exit_code = 3;
+                ++event.done;
+                (void)write_record(record_path(j.material), records[job]);
+                if (!notify(BatchEvent::Kind::finished, job, &records[job])) cancelled = true;
+                continue;
+            }
+            const size_t slot = static_cast<size_t>(std::find(slot_busy.begin(), slot_busy.end(), false) -
+                                                    slot_busy.begin());
+            const std::string device =
+                options.devices.empty() ? "cpu" : options.devices[slot % options.devices.size()];
+            fs::create_directories(fs::path(j.material.output).parent_path(), ec);
+            remove_stale_temporaries(j.material.output);
+            Running r;
+            r.job = job;
+            r.start = Clock::now();
+            r.out_path = (fs::path(options.temp_dir) / ("job-" + std::to_string(job) + ".out")).string();
+            r.err_path = (fs::path(options.temp_dir) / ("job-" + std::to_string(job) + ".err")).string();
+            auto pid = spawn(child_arguments(j, options, device), child_environment(std::max(1, options.threads_per_job)),
+                             r.out_path, r.err_path);
+            if (!pid.ok()) {
+                spawn_failure = pid.status();
+                break;
+            }
+            r.pid = *pid;
+            slot_busy[slot] = true;
+            slot_of[job] = slot;
+            running.push_back(r);
+            if (!notify(BatchEvent::Kind::started, job, nullptr)) cancelled = true;
+        }
+        if (running.empty() && (cancelled || !spawn_failure.ok() || next >= queue.size())) break;
+        if (cancelled)
+            for (const Running& r : running) ::kill(r.pid, SIGINT);
+
+        bool reaped = false;
+        for (size_t k = 0; k < running.size();) {
+            int wait_status = 0;
+            const pid_t done = ::waitpid(running[k].pid, &wait_status, WNOHANG);
+            if (done == 0 || (done < 0 && errno == EINTR)) {
+                ++k;
+                continue;
+            }
+            reaped = true;
+            const Running r = running[k];
+            running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+            slot_busy[slot_of[r.job]] = false;
+            MaterialRecord rec = finished_record(plan[r.job], r, wait_status);
+            std::remove(r.out_path.c_str());
+            std::remove(r.err_path.c_str());
+            // A child we interrupted wrote nothing: the material stays pending, its old record stands.
+            if (cancelled && rec.status == "failed") continue;
+            records[r.job] = std::move(rec);
+            const Status stored = write_record(record_path(plan[r.job].material), records[r.job]);
+            if (!stored.ok() && records[r.job].status == "ok") {
+                records[r.job].status = "failed";
+                records[r.job].error = "cannot write the record: " + stored.to_string();
+            }
+            ++event.done;
+            if (!notify(BatchEvent::Kind::finished, r.job, &records[r.job])) cancelled = true;
+        }
+        if (!reaped) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (!cancelled && Clock::now() - last_tick > std::chrono::milliseconds(200)) {
+                last_tick = Clock::now();
+                event.kind = BatchEvent::Kind::tick;
+                event.job = nullptr;
+                event.record = nullptr;
+                event.elapsed_seconds = std::chrono::duration<double>(last_tick - start).count();
+                if (callback && !callback(event)) cancelled = true;
+            }
+        }
+    }
+    fs::remove(options.temp_dir, ec);  // only when empty
+    if (!spawn_failure.ok()) return spawn_failure;
+    if (cancelled) return Status(StatusCode::cancelled, "interrupted");
+    return Status::success();
+}
+
+}  // namespace nmc

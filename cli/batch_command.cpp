@@ -1,0 +1,270 @@
+// nmc batch: compresses every material of an asset tree with the batch library (one `nmc compress` child per
+// material), skipping up-to-date packs; progress on stderr, a summary on stdout, OUT/report.json and .md.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "batch/batch.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "core/file_io.h"
+
+#ifndef NMC_VERSION_STRING
+#define NMC_VERSION_STRING "unknown"
+#endif
+
+namespace nmc::cli {
+namespace {
+
+volatile std::sig_atomic_t g_batch_interrupted = 0;
+extern "C" void on_batch_interrupt(int) { g_batch_interrupted = 1; }
+
+// Installs the SIGINT and SIGTERM handlers for the lifetime of the object and restores the previous ones.
+class BatchInterruptScope {
+public:
+    BatchInterruptScope()
+        : previous_int_(std::signal(SIGINT, on_batch_interrupt)), previous_term_(std::signal(SIGTERM, on_batch_interrupt)) {
+        g_batch_interrupted = 0;
+    }
+    ~BatchInterruptScope() {
+        std::signal(SIGINT, previous_int_);
+        std::signal(SIGTERM, previous_term_);
+    }
+    BatchInterruptScope(const BatchInterruptScope&) = delete;
+    BatchInterruptScope& operator=(const BatchInterruptScope&) = delete;
+
+private:
+    void (*previous_int_)(int);
+    void (*previous_term_)(int);
+};
+
+struct BatchCliOptions {
+    std::string root;
+    std::string output;
+    double bpp = 5.0;
+    double target_psnr = 0;
+    std::string quality = "normal";
+    int64_t steps = 0;
+    int batch = 0;
+    uint64_t seed = 1;
+    int jobs = 0;
+    std::string device = "cpu";
+    std::string shard;
+    bool force = false;
+    bool dry_run = false;
+    bool report_only = false;
+};
+
+std::string format_seconds(double s) {
+    char buf[32];
+    const auto total = static_cast<long>(s + 0.5);
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", total / 60, total % 60);
+    return buf;
+}
+
+// "cpu" -> {}, "cuda" -> {"cuda"}, "cuda:0,1" -> {"cuda:0", "cuda:1"}.
+Result<std::vector<std::string>> parse_devices(const std::string& text) {
+    if (text == "cpu") return std::vector<std::string>{};
+    if (text == "cuda") return std::vector<std::string>{"cuda"};
+    const Status bad(StatusCode::invalid_argument, "--device must be cpu, cuda or cuda:N[,M...], got '" + text + "'");
+    if (text.rfind("cuda:", 0) != 0) return bad;
+    std::vector<std::string> devices;
+    std::string rest = text.substr(5) + ",";
+    for (size_t start = 0, comma; (comma = rest.find(',', start)) != std::string::npos; start = comma + 1) {
+        const std::string n = rest.substr(start, comma - start);
+        if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos) return bad;
+        devices.push_back("cuda:" + n);
+    }
+    return devices;
+}
+
+std::string own_executable() {
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+int print_summary(const std::vector<MaterialRecord>& records, const std::string& out_dir, const std::string& stem,
+                  bool pending_fails) {
+    int ok = 0, skipped = 0, failed = 0, pending = 0;
+    for (const MaterialRecord& r : records) {
+        ok += r.status == "ok";
+        skipped += r.status == "skipped";
+        failed += r.status == "failed";
+        pending += r.status == "pending";
+    }
+    for (const MaterialRecord& r : records)
+        if (r.status == "failed") std::printf("failed %s: %s\n", r.relative.c_str(), r.error.c_str());
+    std::printf("%zu materials: %d compressed, %d up to date, %d failed, %d pending; report: %s\n", records.size(), ok,
+                skipped, failed, pending, (std::filesystem::path(out_dir) / (stem + ".md")).string().c_str());
+    return failed > 0 || (pending_fails && pending > 0) ? kExitPartialFailure : kExitOk;
+}
+
+int run_batch_command(const BatchCliOptions& o, int verbosity) {
+    if (o.target_psnr > 0) {
+        print_error(Status(StatusCode::invalid_argument,
+                           "--target-psnr needs quality-targeted rate control in `nmc compress`, which it does not "
+                           "have yet; use --bpp"));
+        return kExitUsage;
+    }
+    if (o.quality != "fast" && o.quality != "normal" && o.quality != "best") {
+        print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
+        return kExitUsage;
+    }
+    auto devices = parse_devices(o.device);
+    if (!devices.ok()) {
+        print_error(devices.status());
+        return kExitUsage;
+    }
+    ShardSpec shard;
+    if (!o.shard.empty()) {
+        auto parsed = parse_shard(o.shard);
+        if (!parsed.ok()) {
+            print_error(parsed.status());
+            return kExitUsage;
+        }
+        shard = *parsed;
+    }
+    if (o.report_only && (!o.shard.empty() || o.dry_run || o.force)) {
+        print_error(Status(StatusCode::invalid_argument, "--report-only merges every shard's results; it takes no "
+                                                         "--shard, --dry-run or --force"));
+        return kExitUsage;
+    }
+    const int jobs = o.jobs > 0 ? o.jobs : std::max<int>(1, static_cast<int>(devices->size()));
+
+    auto materials = discover_materials(o.root, o.output);
+    if (!materials.ok()) {
+        print_error(materials.status());
+        return exit_code_for(materials.status());
+    }
+    std::vector<BatchMaterial> mine;
+    for (BatchMaterial& m : *materials)
+        if (shard.count == 1 || shard_of(m.relative, shard.count) == shard.index) mine.push_back(std::move(m));
+
+    BatchSettings settings;
+    settings.bpp = o.bpp;
+    settings.quality = o.quality;
+    settings.steps = o.steps;
+    settings.batch_size = o.batch;
+    settings.seed = o.seed;
+    settings.tool = std::string("nmc ") + NMC_VERSION_STRING;
+    const std::vector<BatchJob> plan = plan_batch(mine, settings, o.force);
+
+    if (o.dry_run) {
+        int compress = 0;
+        for (const BatchJob& j : plan) {
+            compress += j.action == BatchAction::compress;
+            std::printf("%-8s %s -> %s (%s)\n", j.action == BatchAction::compress ? "compress" : "skip",
+                        j.material.relative.c_str(), j.material.output.c_str(), j.reason.c_str());
+        }
+        std::printf("%zu materials: %d to compress, %zu up to date (dry run: nothing written)\n", plan.size(), compress,
+                    plan.size() - static_cast<size_t>(compress));
+        return kExitOk;
+    }
+
+    if (o.report_only) {
+        const std::vector<MaterialRecord> records = collect_records(plan);
+        const Status written = write_reports(o.output, "report", records);
+        if (!written.ok()) {
+            print_error(written);
+            return exit_code_for(written);
+        }
+        return print_summary(records, o.output, "report", true);
+    }
+
+    BatchRunOptions run;
+    run.nmc_executable = own_executable();
+    if (run.nmc_executable.empty()) {
+        print_error(Status(StatusCode::io_error, "cannot find the nmc executable (/proc/self/exe) to run jobs with"));
+        return kExitIo;
+    }
+    run.settings = settings;
+    run.jobs = jobs;
+    run.devices = *devices;
+    run.threads_per_job = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    run.temp_dir = (std::filesystem::path(o.output) / ".nmc-batch" /
+                    (std::string(host) + "-" + std::to_string(::getpid())))
+                       .string();
+
+    const bool tty = verbosity > 0 && isatty(fileno(stderr));
+    std::string current;
+    BatchInterruptScope interrupt_scope;
+    const auto progress = [&](const BatchEvent& e) {
+        if (e.kind == BatchEvent::Kind::started) current = e.job->material.relative;
+        if (e.kind == BatchEvent::Kind::finished && verbosity > 0) {
+            const MaterialRecord& r = *e.record;
+            if (tty) std::fprintf(stderr, "\r\033[K");
+            if (r.status == "failed")
+                std::fprintf(stderr, "nmc: warning: %s failed: %s\n", r.relative.c_str(), r.error.c_str());
+            else if (!tty)
+                std::fprintf(stderr, "batch %d/%d ok %s %.1f s %.3f bpt\n", e.done, e.total, r.relative.c_str(),
+                             r.seconds, r.bits_per_texel);
+        }
+        if (tty) {
+            std::fprintf(stderr, "\r\033[K[%d/%d] elapsed %s ETA %s  %s", e.done, e.total,
+                         format_seconds(e.elapsed_seconds).c_str(),
+                         e.eta_seconds < 0 ? "-:--" : format_seconds(e.eta_seconds).c_str(), current.c_str());
+            std::fflush(stderr);
+        }
+        return g_batch_interrupted == 0;
+    };
+    std::vector<MaterialRecord> records;
+    const Status ran = run_batch(plan, run, progress, records);
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    const std::string stem =
+        shard.count == 1 ? "report" : "report.shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count);
+    if (!records.empty() || ran.ok()) {
+        const Status written = write_reports(o.output, stem, records);
+        if (!written.ok()) {
+            print_error(written);
+            return exit_code_for(written);
+        }
+    }
+    if (ran.code() == StatusCode::cancelled) {
+        std::fprintf(stderr, "nmc: interrupted; finished packs are kept, nothing partial was written\n");
+        return kExitCancelled;
+    }
+    if (!ran.ok()) {
+        print_error(ran);
+        return exit_code_for(ran);
+    }
+    return print_summary(records, o.output, stem, false);
+}
+
+}  // namespace
+
+void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_code) {
+    CLI::App* command = app.add_subcommand(
+        "batch", "Compress every material under a folder tree into a mirrored tree of .nmc packs (resumable)");
+    auto options = std::make_shared<BatchCliOptions>();
+    command->add_option("ROOT", options->root, "The asset tree to search for materials")->required();
+    command->add_option("-o,--output", options->output, "Output folder (mirrors ROOT; holds the reports)")->required();
+    command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")->capture_default_str();
+    command->add_option("--target-psnr", options->target_psnr, "Not available yet: nmc compress has no quality target");
+    command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
+    command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
+    command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
+    command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    command->add_option("-j,--jobs", options->jobs, "Materials compressed at once (default 1, or one per GPU)")
+        ->check(CLI::Range(1, 1024));
+    command->add_option("--device", options->device, "cpu, cuda or cuda:N[,M...] (one job per listed GPU)")
+        ->capture_default_str();
+    command->add_option("--shard", options->shard, "I/N: process only shard I of N (job arrays)");
+    command->add_flag("--force", options->force, "Rebuild packs that are up to date");
+    command->add_flag("--dry-run", options->dry_run, "Print what would be done; write nothing");
+    command->add_flag("--report-only", options->report_only, "Only merge the results found under OUT into reports");
+    command->callback([options, &globals, &exit_code] { exit_code = run_batch_command(*options, globals.verbosity); });
+}
+
+}  // namespace nmc::cli

@@ -1,0 +1,324 @@
+// Runs `nmc batch` (NMC_BINARY) end to end on trees of 16x16 materials written by the test: nested folders,
+// a broken material (exit 9, the rest done), up-to-date packs skipped, --force, --dry-run, a kill -9 in the
+// middle and a restart, sharding N = 1..5, and the report's numbers against `nmc inspect --json`.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "format/pack.h"
+#include "tests/material/test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using nmc::test::TempDir;
+
+// `nmc -q batch ARGS` with 20 training steps: on 16x16 texels each compress is mostly LibTorch's start-up.
+std::string fast_batch(const std::string& args) {
+    return "-q batch " + args + " --quality fast --steps 20 --bpp 8";
+}
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string binary() {
+    const char* env = std::getenv("NMC_BINARY");
+    return env && *env ? env : NMC_BINARY_PATH;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Runs `nmc <args>` through the shell (arguments are test-controlled paths without quotes).
+CommandResult run_nmc(const std::string& args, const std::string& scratch) {
+    const std::string out_path = scratch + "/stdout.txt";
+    const std::string err_path = scratch + "/stderr.txt";
+    const std::string command = "'" + binary() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
+    const int status = std::system(command.c_str());
+    CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    fs::remove(out_path);
+    fs::remove(err_path);
+    return r;
+}
+
+// A two-map material (albedo + roughness) whose pixels depend on `variant`.
+void write_material(const std::string& folder, const std::string& name, int variant) {
+    fs::create_directories(folder);
+    nmc::test::write_png(folder + "/" + name + "_albedo.png", nmc::test::make_image(16, 16, 3, [&](int x, int y, int c) {
+        return static_cast<float>((x * 13 + y * 7 + c * 29 + variant * 41) % 256) / 255.0f;
+    }));
+    nmc::test::write_png(folder + "/" + name + "_roughness.png", nmc::test::make_image(16, 16, 1, [&](int x, int y, int) {
+        return static_cast<float>((x * 5 + y * 17 + variant * 3) % 256) / 255.0f;
+    }));
+}
+
+// A material whose only map is not an image at all.
+void write_broken_material(const std::string& folder) {
+    fs::create_directories(folder);
+    std::ofstream(folder + "/broken_albedo.png") << "this is not a PNG file";
+}
+
+Json read_json(const std::string& path) {
+    return Json::parse(slurp(path), nullptr, false);
+}
+
+std::map<std::string, Json> report_rows(const std::string& out) {
+    std::map<std::string, Json> rows;
+    const Json report = read_json(out + "/report.json");
+    if (!report.is_object()) return rows;
+    for (const Json& m : report["materials"]) rows[m["material"].get<std::string>()] = m;
+    return rows;
+}
+
+ino_t inode_of(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+std::set<std::string> files_under(const std::string& dir) {
+    std::set<std::string> files;
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return files;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) files.insert(e.path().string());
+    return files;
+}
+
+TEST(BatchCli, TreeWithBrokenAndUpToDateMaterials) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/rocks/granite", "granite", 1);
+    write_material(root + "/rocks/basalt", "basalt", 2);
+    write_material(root + "/props/wood/oak", "oak", 3);
+    write_broken_material(root + "/broken");
+
+    // --dry-run lists all four and writes nothing.
+    CommandResult r = run_nmc("batch " + root + " -o " + out + " --dry-run", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    for (const char* m : {"rocks/granite", "rocks/basalt", "props/wood/oak", "broken"})
+        EXPECT_NE(r.out.find("compress " + std::string(m) + " ->"), std::string::npos) << r.out;
+
+    // First run: the broken material fails (exit 9), the three others are compressed.
+    r = run_nmc(fast_batch(root + " -o " + out + " -j 2"), dir.path());
+    ASSERT_EQ(r.exit_code, 9) << r.out << r.err;
+    EXPECT_NE(r.out.find("failed broken:"), std::string::npos) << r.out;
+    std::map<std::string, Json> rows = report_rows(out);
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows["broken"]["status"], "failed");
+    EXPECT_EQ(rows["broken"]["exit_code"], 8) << rows["broken"].dump();
+    for (const char* m : {"rocks/granite", "rocks/basalt", "props/wood/oak"}) {
+        EXPECT_EQ(rows[m]["status"], "ok") << rows[m].dump();
+        EXPECT_TRUE(nmc::read_pack_file(out + "/" + m + ".nmc").ok()) << m;
+    }
+    EXPECT_FALSE(fs::exists(out + "/broken.nmc"));
+    EXPECT_TRUE(fs::exists(out + "/report.md"));
+
+    // The report's numbers are those of `nmc inspect --json` of each pack.
+    for (const char* m : {"rocks/granite", "rocks/basalt", "props/wood/oak"}) {
+        const CommandResult inspect = run_nmc("inspect --json " + out + "/" + m + ".nmc", dir.path());
+        ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+        const Json j = Json::parse(inspect.out);
+        const Json& row = rows[m];
+        EXPECT_EQ(row["pack_bytes"], j["file_size"]) << m;
+        EXPECT_EQ(row["bits_per_texel"].get<double>(), j["bits_per_texel"].get<double>()) << m;
+        EXPECT_EQ(row["width"], j["material"]["width"]);
+        EXPECT_EQ(row["height"], j["material"]["height"]);
+        EXPECT_EQ(row["maps"], j["textures"].size());
+        EXPECT_EQ(row["psnr_db"].get<double>(), j["quality"]["psnr_db"].get<double>()) << m;
+        ASSERT_EQ(row["textures"].size(), j["quality"]["textures"].size());
+        for (size_t t = 0; t < row["textures"].size(); ++t) {
+            EXPECT_EQ(row["textures"][t]["texture"], j["quality"]["textures"][t]["texture"]);
+            EXPECT_EQ(row["textures"][t]["psnr_db"].get<double>(),
+                      j["quality"]["textures"][t]["psnr_db"].get<double>());
+        }
+        const double ratio = row["bcn_bytes"].get<double>() / j["file_size"].get<double>();
+        EXPECT_DOUBLE_EQ(row["ratio_vs_bcn"].get<double>(), ratio);
+        EXPECT_GT(row["source_bytes"].get<uint64_t>(), 0u);
+    }
+
+    // Second run after changing basalt's sources: basalt is rebuilt, the others are up to date and untouched.
+    const ino_t granite = inode_of(out + "/rocks/granite.nmc");
+    const ino_t oak = inode_of(out + "/props/wood/oak.nmc");
+    const ino_t basalt = inode_of(out + "/rocks/basalt.nmc");
+    write_material(root + "/rocks/basalt", "basalt", 7);
+    const std::set<std::string> before = files_under(out);
+    r = run_nmc("batch " + root + " -o " + out + " --dry-run --quality fast --steps 20 --bpp 8", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("skip     rocks/granite"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("compress rocks/basalt"), std::string::npos) << r.out;
+    EXPECT_EQ(files_under(out), before);  // the dry run wrote nothing
+
+    r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 9) << r.out << r.err;
+    rows = report_rows(out);
+    EXPECT_EQ(rows["rocks/granite"]["status"], "skipped");
+    EXPECT_EQ(rows["props/wood/oak"]["status"], "skipped");
+    EXPECT_EQ(rows["rocks/basalt"]["status"], "ok");
+    EXPECT_EQ(rows["broken"]["status"], "failed");
+    EXPECT_EQ(inode_of(out + "/rocks/granite.nmc"), granite);
+    EXPECT_EQ(inode_of(out + "/props/wood/oak.nmc"), oak);
+    EXPECT_NE(inode_of(out + "/rocks/basalt.nmc"), basalt);
+
+    // Other settings make every pack stale; --force rebuilds up-to-date ones.
+    r = run_nmc("batch " + root + " -o " + out + " --dry-run --quality fast --steps 21 --bpp 8", dir.path());
+    EXPECT_NE(r.out.find("compress rocks/granite"), std::string::npos) << r.out;
+    fs::remove_all(root + "/broken");
+    r = run_nmc(fast_batch(root + " -o " + out + " --force"), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    rows = report_rows(out);
+    ASSERT_EQ(rows.size(), 3u);
+    for (const auto& [name, row] : rows) EXPECT_EQ(row["status"], "ok") << name;
+    EXPECT_NE(inode_of(out + "/rocks/granite.nmc"), granite);
+}
+
+TEST(BatchCli, ResumesAfterKill) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    const std::vector<std::string> names = {"m1", "m2", "m3", "m4", "m5"};
+    for (size_t i = 0; i < names.size(); ++i)
+        write_material(root + "/" + names[i], names[i], static_cast<int>(i));
+
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        const std::string bin = binary();
+        const std::string null_path = "/dev/null";
+        std::freopen(null_path.c_str(), "w", stdout);
+        std::freopen(null_path.c_str(), "w", stderr);
+        ::execl(bin.c_str(), bin.c_str(), "-q", "batch", root.c_str(), "-o", out.c_str(), "--quality", "fast",
+                "--steps", "20", "--bpp", "8", "-j", "1", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    // Kill -9 as soon as the first pack appears.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool appeared = false;
+    while (!appeared && std::chrono::steady_clock::now() < deadline) {
+        for (const std::string& n : names) appeared = appeared || fs::exists(out + "/" + n + ".nmc");
+        if (!appeared) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(appeared) << "no pack within 60 s";
+    ASSERT_TRUE(WIFSIGNALED(status));
+
+    // Packs finished before the kill (those whose record says ok) must not be rebuilt.
+    std::map<std::string, ino_t> finished;
+    for (const std::string& n : names) {
+        const Json rec = read_json(out + "/" + n + ".nmc.state.json");
+        if (rec.is_object() && rec["status"] == "ok") finished[n] = inode_of(out + "/" + n + ".nmc");
+    }
+    EXPECT_LT(finished.size(), names.size()) << "the batch finished before it was killed: the test proves nothing";
+    // Every pack on disk is whole, even mid-batch.
+    for (const std::string& n : names) {
+        if (fs::exists(out + "/" + n + ".nmc")) {
+            EXPECT_TRUE(nmc::read_pack_file(out + "/" + n + ".nmc").ok()) << n;
+        }
+    }
+
+    const CommandResult r = run_nmc(fast_batch(root + " -o " + out + " -j 2"), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const std::map<std::string, Json> rows = report_rows(out);
+    ASSERT_EQ(rows.size(), names.size());
+    for (const std::string& n : names) {
+        EXPECT_TRUE(nmc::read_pack_file(out + "/" + n + ".nmc").ok()) << n;
+        if (finished.count(n)) {
+            EXPECT_EQ(rows.at(n)["status"], "skipped") << n;
+            EXPECT_EQ(inode_of(out + "/" + n + ".nmc"), finished[n]) << n << " was rebuilt";
+        } else {
+            EXPECT_EQ(rows.at(n)["status"], "ok") << n;
+        }
+    }
+    for (const std::string& f : files_under(out))
+        EXPECT_EQ(f.find(".tmp-"), std::string::npos) << "temporary file left behind: " << f;
+}
+
+TEST(BatchCli, ShardsCoverEveryMaterialOnce) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    std::set<std::string> all;
+    for (int i = 0; i < 9; ++i) {
+        const std::string rel = (i % 3 == 0 ? "a/" : i % 3 == 1 ? "b/c/" : "") + std::string("mat") + std::to_string(i);
+        write_material(root + "/" + rel, "mat" + std::to_string(i), i);
+        all.insert(rel);
+    }
+    for (int n = 1; n <= 5; ++n) {
+        std::map<std::string, int> seen;
+        for (int i = 0; i < n; ++i) {
+            const CommandResult r = run_nmc("batch " + root + " -o " + out + " --dry-run --shard " +
+                                                std::to_string(i) + "/" + std::to_string(n),
+                                            dir.path());
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            std::istringstream lines(r.out);
+            std::string action, rel;
+            for (std::string line; std::getline(lines, line);) {
+                std::istringstream words(line);
+                if (words >> action >> rel && action == "compress") ++seen[rel];
+            }
+        }
+        ASSERT_EQ(seen.size(), all.size()) << "N = " << n;
+        for (const auto& [rel, count] : seen) {
+            EXPECT_TRUE(all.count(rel)) << rel;
+            EXPECT_EQ(count, 1) << rel << " in " << count << " shards of " << n;
+        }
+    }
+    EXPECT_EQ(run_nmc("batch " + root + " -o " + out + " --shard 3/3 --dry-run", dir.path()).exit_code, 2);
+}
+
+TEST(BatchCli, ShardRunsMergeIntoOneReport) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    for (int i = 0; i < 3; ++i) write_material(root + "/s" + std::to_string(i), "s" + std::to_string(i), i);
+    // Before any shard ran, every material is pending and the merged report says so (exit 9).
+    CommandResult r = run_nmc(fast_batch(root + " -o " + out + " --report-only"), dir.path());
+    EXPECT_EQ(r.exit_code, 9) << r.err;
+    for (int i = 0; i < 2; ++i) {
+        r = run_nmc(fast_batch(root + " -o " + out + " --shard " + std::to_string(i) + "/2"), dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_TRUE(fs::exists(out + "/report.shard-" + std::to_string(i) + "-of-2.json"));
+    }
+    r = run_nmc(fast_batch(root + " -o " + out + " --report-only"), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const std::map<std::string, Json> rows = report_rows(out);
+    ASSERT_EQ(rows.size(), 3u);
+    for (const auto& [name, row] : rows) {
+        EXPECT_EQ(row["status"], "ok") << name;
+        EXPECT_GT(row["pack_bytes"].get<uint64_t>(), 0u) << name;
+    }
+}
+
+TEST(BatchCli, RejectsTargetPsnr) {
+    TempDir dir;
+    const CommandResult r = run_nmc("batch " + dir.path() + " -o " + dir.file("out") + " --target-psnr 40", dir.path());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--target-psnr"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("out")));
+}
+
+}  // namespace
