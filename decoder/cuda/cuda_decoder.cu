@@ -1,0 +1,756 @@
+// CudaDecoder: load-time conversion of a pack (fragment-ordered weights, latent codes on the device), the kernels
+// (whole mips, random queries, batches over several packs, squared errors against reference planes) and the
+// host API around them. The per-texel maths is in cuda_decoder_kernels.cuh.
+#include "decoder/cuda/cuda_decoder.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "core/number_formats.h"
+#include "decoder/cpu/reference_math.h"
+#include "decoder/cuda/cuda_check.h"
+#include "decoder/cuda/cuda_decoder_kernels.cuh"
+#include "decoder/cuda/cuda_device.h"
+
+namespace nmc {
+namespace cuda_detail {
+namespace {
+
+constexpr int kBlockThreads = 256;
+constexpr int kBlockWarps = kBlockThreads / 32;
+constexpr int kSmallK = 64;   // fast kernels: every padded width <= 64 (the default network), two m16 tiles at once
+constexpr int kLargeK = 256;  // any network of spec 9, one m16 tile at a time, weights read through L1
+
+__host__ __device__ constexpr size_t staging_bytes_per_warp(int max_k) {
+    return static_cast<size_t>(kWarpTexels) * static_cast<size_t>(max_k + 16) >
+                   static_cast<size_t>(kWarpTexels) * kOutputStride * sizeof(float)
+               ? static_cast<size_t>(kWarpTexels) * static_cast<size_t>(max_k + 16)
+               : static_cast<size_t>(kWarpTexels) * kOutputStride * sizeof(float);
+}
+
+// What the kernels do with each decoded texel.
+struct QueryJob {
+    const TexelQuery* queries = nullptr;
+    const BatchTexelQuery* batch = nullptr;  // batch kernels: per-query pack index
+    size_t count = 0;
+    float* out = nullptr;
+    int out_stride = 0;  // floats per query in out
+};
+
+// Copies the model's weights and parameters into shared memory; returns the pointers the warps read.
+__device__ __forceinline__ void load_weights_to_shared(const ModelDesc& md, uint8_t* shared, const uint8_t*& weights,
+                                                       const float*& params) {
+    const uint4* src = reinterpret_cast<const uint4*>(md.weights);
+    uint4* dst = reinterpret_cast<uint4*>(shared);
+    for (uint32_t i = threadIdx.x; i < md.weight_bytes / 16; i += blockDim.x) dst[i] = __ldg(src + i);
+    float* p = reinterpret_cast<float*>(shared + md.weight_bytes);
+    for (uint32_t i = threadIdx.x; i < md.param_floats; i += blockDim.x) p[i] = __ldg(md.params + i);
+    __syncthreads();
+    weights = shared;
+    params = p;
+}
+
+// The warp's 32 texels (one per lane, given by (u, v, mip); `valid` false for lanes past the end) through the
+// network; returns this lane's texel's pack-channel values (spec 8.7) in values[0 .. C-1].
+template <int kMaxK, int kMTiles>
+__device__ __forceinline__ void decode_warp(const ModelDesc& md, const uint8_t* weights, const float* params,
+                                            uint8_t* staging, float u, float v, int mip, bool valid,
+                                            float (&values)[kMaxChannels]) {
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int row_stride = md.layers[0].k_pad + 16;  // 4 mod 8 words: the A-fragment reads hit 32 distinct banks
+    uint8_t* row = staging + lane * row_stride;
+    if (valid) {
+        assemble_input(md, u, v, mip, row);
+    } else {
+        for (int i = 0; i < md.layers[0].k_pad; i += 4) *reinterpret_cast<uint32_t*>(row + i) = 0u;
+    }
+    __syncwarp();
+    float result[2][2][4];
+#pragma unroll
+    for (int mbase = 0; mbase < 2; mbase += kMTiles) {
+        float part[kMTiles][2][4];
+        run_network<kMaxK, kMTiles>(md, weights, params, staging, row_stride, mbase, part);
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) result[mbase + m][j][e] = part[m][j][e];
+    }
+    // Each lane's fragment values to the texel rows they belong to, then each lane reads its own texel.
+    __syncwarp();
+    float* stage = reinterpret_cast<float*>(staging);
+    const int g = lane >> 2;
+    const int t = lane & 3;
+#pragma unroll
+    for (int m = 0; m < 2; ++m)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int texel = 16 * m + g + 8 * (e >> 1);
+                const int channel = 8 * j + 2 * t + (e & 1);
+                stage[texel * kOutputStride + channel] = result[m][j][e];
+            }
+    __syncwarp();
+    // spec 8.7: value = lo + (hi - lo) * min(max(o, 0), 1) (a subtract, a multiply, an add).
+#pragma unroll
+    for (int c = 0; c < kMaxChannels; ++c)  // unrolled: values stays in registers
+        if (c < md.channel_count)
+            values[c] = md.channel_lo[c] + md.channel_range[c] * __saturatef(stage[lane * kOutputStride + c]);
+    __syncwarp();
+}
+
+// Whole mips: warp tiles of 32 consecutive texels (row-major) of one mip; writes planes and/or error sums.
+template <int kMaxK, int kMTiles, bool kSharedWeights>
+__global__ void __launch_bounds__(kBlockThreads) decode_grid_kernel(const __grid_constant__ ModelDesc md,
+                                                                     const __grid_constant__ GridJob job) {
+    extern __shared__ __align__(16) uint8_t shared[];
+    const uint8_t* weights = md.weights;
+    const float* params = md.params;
+    size_t staging_offset = 0;
+    if constexpr (kSharedWeights) {
+        load_weights_to_shared(md, shared, weights, params);
+        staging_offset = (md.weight_bytes + md.param_floats * sizeof(float) + 15) / 16 * 16;
+    }
+    const int warp = static_cast<int>(threadIdx.x) >> 5;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    uint8_t* staging = shared + staging_offset + static_cast<size_t>(warp) * staging_bytes_per_warp(kMaxK);
+    const uint32_t tiles = job.tile_start[job.mip_end - job.mip_first];
+    for (uint32_t tile = blockIdx.x * kBlockWarps + static_cast<uint32_t>(warp); tile < tiles;
+         tile += gridDim.x * kBlockWarps) {
+        int m = job.mip_first;
+        while (tile >= job.tile_start[m + 1 - job.mip_first]) ++m;
+        const int w = md.width >> m > 0 ? md.width >> m : 1;
+        const int h = md.height >> m > 0 ? md.height >> m : 1;
+        const size_t texels = static_cast<size_t>(w) * static_cast<size_t>(h);
+        const size_t i = static_cast<size_t>(tile - job.tile_start[m - job.mip_first]) * kWarpTexels + lane;
+        const bool valid = i < texels;
+        const int x = valid ? static_cast<int>(i % static_cast<size_t>(w)) : 0;
+        const int y = valid ? static_cast<int>(i / static_cast<size_t>(w)) : 0;
+        // spec 8: u = (x + 0.5) / w_m (one add, one IEEE divide).
+        const float u = (static_cast<float>(x) + 0.5f) / static_cast<float>(w);
+        const float v = (static_cast<float>(y) + 0.5f) / static_cast<float>(h);
+        float values[kMaxChannels];
+        decode_warp<kMaxK, kMTiles>(md, weights, params, staging, u, v, m, valid, values);
+        const size_t base = job.out_offset[m];
+#pragma unroll
+        for (int c = 0; c < kMaxChannels; ++c) {
+            if (c >= md.channel_count) break;
+            const size_t index = base + static_cast<size_t>(c) * texels + i;
+            if (valid && job.out) job.out[index] = values[c];
+            if (job.ref) {
+                // validate's normalisation: (v - lo) / (hi - lo) in double, minus the reference value.
+                const double lo = md.channel_lo[c];
+                const double d =
+                    valid ? (static_cast<double>(values[c]) - lo) / (static_cast<double>(md.channel_hi[c]) - lo) -
+                                static_cast<double>(job.ref[index])
+                          : 0.0;
+                double sum = d * d;
+                double peak = fabs(d);
+#pragma unroll
+                for (int offset = 16; offset > 0; offset >>= 1) {
+                    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+                    peak = fmax(peak, __shfl_xor_sync(0xFFFFFFFFu, peak, offset));
+                }
+                if (lane == 0) {
+                    atomicAdd(job.sse + m * kMaxChannels + c, sum);
+                    atomicMax(job.max_error + m * kMaxChannels + c,
+                              static_cast<unsigned long long>(__double_as_longlong(peak)));
+                }
+            }
+        }
+    }
+}
+
+// Random queries: warp tiles of 32 consecutive queries; batch kernels read each query's pack from `models`.
+template <int kMaxK, int kMTiles, bool kSharedWeights, bool kBatch>
+__global__ void __launch_bounds__(kBlockThreads) decode_queries_kernel(const __grid_constant__ ModelDesc md,
+                                                                        const ModelDesc* models, QueryJob job) {
+    extern __shared__ __align__(16) uint8_t shared[];
+    const uint8_t* weights = md.weights;
+    const float* params = md.params;
+    size_t staging_offset = 0;
+    if constexpr (kSharedWeights) {
+        load_weights_to_shared(md, shared, weights, params);
+        staging_offset = (md.weight_bytes + md.param_floats * sizeof(float) + 15) / 16 * 16;
+    }
+    const int warp = static_cast<int>(threadIdx.x) >> 5;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    uint8_t* staging = shared + staging_offset + static_cast<size_t>(warp) * staging_bytes_per_warp(kMaxK);
+    const size_t tiles = (job.count + kWarpTexels - 1) / kWarpTexels;
+    for (size_t tile = blockIdx.x * kBlockWarps + static_cast<size_t>(warp); tile < tiles;
+         tile += static_cast<size_t>(gridDim.x) * kBlockWarps) {
+        const size_t i = tile * kWarpTexels + static_cast<size_t>(lane);
+        const bool valid = i < job.count;
+        if constexpr (!kBatch) {
+            const TexelQuery q = valid ? job.queries[i] : TexelQuery{};
+            float values[kMaxChannels];
+            decode_warp<kMaxK, kMTiles>(md, weights, params, staging, q.u, q.v, q.mip, valid, values);
+            if (valid)
+#pragma unroll
+                for (int c = 0; c < kMaxChannels; ++c)
+                    if (c < md.channel_count) job.out[i * job.out_stride + c] = values[c];
+        } else {
+            // Divergent packs: the warp runs once per distinct pack among its lanes (lowest lane's pack first);
+            // every lane takes its values from the run with its own pack. Rows of other lanes only feed rows of
+            // the MMA that nobody reads (each output row depends on its own input row only).
+            const BatchTexelQuery q = valid ? job.batch[i] : BatchTexelQuery{};
+            unsigned pending = __ballot_sync(0xFFFFFFFFu, valid);
+            while (pending) {
+                const int leader = __ffs(static_cast<int>(pending)) - 1;
+                const int pack = __shfl_sync(0xFFFFFFFFu, q.pack, leader);
+                const bool mine = valid && q.pack == pack;
+                const unsigned members = __ballot_sync(0xFFFFFFFFu, mine);
+                const ModelDesc& model = models[pack];
+                float values[kMaxChannels];
+                decode_warp<kMaxK, kMTiles>(model, model.weights, model.params, staging, q.u, q.v, q.mip, mine,
+                                            values);
+                if (mine)
+#pragma unroll
+                    for (int c = 0; c < kMaxChannels; ++c)
+                        if (c < model.channel_count) job.out[i * job.out_stride + c] = values[c];
+                pending &= ~members;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+// Everything a CudaDecoder owns.
+struct DeviceModel {
+    int device = 0;
+    CudaMatmulPath path = CudaMatmulPath::fp16;
+    int max_k = 0;  // kSmallK or kLargeK
+    int multiprocessors = 1;
+    ModelDesc desc;
+    std::vector<void*> allocations;
+    std::vector<TextureLayout> textures;
+    std::vector<std::vector<float>> reference;  // unused on the host; the device copy lives in reference_device
+    float* reference_device = nullptr;
+    size_t output_floats = 0;
+    std::vector<size_t> output_offset;
+
+    ~DeviceModel() {
+        if (!allocations.empty() || reference_device) cudaSetDevice(device);
+        for (void* p : allocations) cudaFree(p);
+        if (reference_device) cudaFree(reference_device);
+    }
+    int mip_width(int m) const { return desc.width >> m > 0 ? desc.width >> m : 1; }
+    int mip_height(int m) const { return desc.height >> m > 0 ? desc.height >> m : 1; }
+    size_t mip_texels(int m) const { return static_cast<size_t>(mip_width(m)) * static_cast<size_t>(mip_height(m)); }
+
+    Status upload(const void* host, size_t bytes, void** device_ptr) {
+        NMC_CUDA_RETURN_IF_ERROR(cudaMalloc(device_ptr, std::max<size_t>(bytes, 16)));
+        allocations.push_back(*device_ptr);
+        if (bytes) NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(*device_ptr, host, bytes, cudaMemcpyHostToDevice));
+        return Status::success();
+    }
+};
+
+namespace {
+
+int round_up(int x, int m) {
+    return (x + m - 1) / m * m;
+}
+
+float weight_value(const Layer& layer, int n, int k) {
+    if (n >= layer.output_width || k >= layer.input_width) return 0.0f;
+    const uint8_t code = layer.weights[static_cast<size_t>(n) * static_cast<size_t>(layer.input_width) +
+                                       static_cast<size_t>(k)];
+    return layer.weight_type == WeightType::int8 ? static_cast<float>(static_cast<int8_t>(code))
+                                                 : fp8_e4m3_to_float(code);
+}
+
+uint8_t weight_fp8_code(const Layer& layer, int n, int k) {
+    if (n >= layer.output_width || k >= layer.input_width) return 0;
+    return layer.weights[static_cast<size_t>(n) * static_cast<size_t>(layer.input_width) + static_cast<size_t>(k)];
+}
+
+// spec 7 -> fragment order (see cuda_decoder_kernels.cuh): for pair P of n8 tiles and K chunk kc, 32 lanes x 16 bytes;
+// lane (g, t)'s 8 bytes per tile are its B fragment. fp8 (k32): bytes i = 0..3 at K position 4t + i, bytes 4..7 at
+// 16 + 4t + i, each position p carrying input perm(p) (layers after the first) or p (layer 0). fp16 (k16): halves
+// at K 2t, 2t+1, 2t+8, 2t+9. Output n = 8 * tile + g.
+std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, bool fp16, bool permuted) {
+    const int chunk = fp16 ? 16 : 32;
+    const int chunks = k_pad / chunk;
+    std::vector<uint8_t> bytes(static_cast<size_t>(n_pad / 16) * static_cast<size_t>(chunks) * 512, 0);
+    for (int pair = 0; pair < n_pad / 16; ++pair) {
+        for (int kc = 0; kc < chunks; ++kc) {
+            for (int lane = 0; lane < 32; ++lane) {
+                const int g = lane >> 2;
+                const int t = lane & 3;
+                uint8_t* dst = &bytes[(static_cast<size_t>(pair * chunks + kc) * 32 + static_cast<size_t>(lane)) * 16];
+                for (int tile = 0; tile < 2; ++tile) {
+                    const int n = pair * 16 + tile * 8 + g;
+                    uint8_t* frag = dst + tile * 8;
+                    if (fp16) {
+                        const int ks[4] = {2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9};
+                        for (int i = 0; i < 4; ++i) {
+                            const uint16_t h = float_to_fp16(weight_value(layer, n, kc * chunk + ks[i]));  // exact
+                            frag[2 * i] = static_cast<uint8_t>(h & 0xFF);
+                            frag[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+                        }
+                    } else {
+                        for (int i = 0; i < 8; ++i) {
+                            const int position = (i < 4 ? 4 * t + i : 16 + 4 * t + (i - 4));
+                            const int k = kc * chunk + (permuted ? fp8_chunk_permutation(position) : position);
+                            frag[i] = weight_fp8_code(layer, n, k);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return bytes;
+}
+
+Status launch_error(const char* what) {
+    NMC_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) return cuda_status(e, what, __FILE__, __LINE__);
+    return Status::success();
+}
+
+size_t shared_bytes(const DeviceModel& m, bool shared_weights) {
+    size_t bytes = static_cast<size_t>(kBlockWarps) * staging_bytes_per_warp(m.max_k);
+    if (shared_weights) bytes += (m.desc.weight_bytes + m.desc.param_floats * sizeof(float) + 15) / 16 * 16;
+    return bytes;
+}
+
+// The fast kernels keep weights in shared memory when they fit the device's per-block limit.
+bool use_shared_weights(const DeviceModel& m) {
+    if (m.max_k != kSmallK) return false;
+    int limit = 0;
+    if (cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, m.device) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return shared_bytes(m, true) <= static_cast<size_t>(limit);
+}
+
+template <typename Kernel>
+Status prepare_kernel(Kernel kernel, size_t smem) {
+    NMC_CUDA_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    return Status::success();
+}
+
+// Enough blocks to fill the device; the warps stride over the tiles.
+template <typename Kernel>
+Status grid_size(Kernel kernel, size_t smem, const DeviceModel& m, size_t tiles, int& blocks) {
+    int per_sm = 0;
+    NMC_CUDA_RETURN_IF_ERROR(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlockThreads, smem));
+    const size_t wanted = (tiles + kBlockWarps - 1) / kBlockWarps;
+    blocks = static_cast<int>(std::max<size_t>(1, std::min<size_t>(wanted, static_cast<size_t>(std::max(per_sm, 1)) *
+                                                                               static_cast<size_t>(m.multiprocessors))));
+    return Status::success();
+}
+
+template <int kMaxK, int kMTiles, bool kShared>
+Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles) {
+    auto kernel = decode_grid_kernel<kMaxK, kMTiles, kShared>;
+    const size_t smem = shared_bytes(m, kShared);
+    NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
+    int blocks = 0;
+    NMC_RETURN_IF_ERROR(grid_size(kernel, smem, m, tiles, blocks));
+    kernel<<<blocks, kBlockThreads, smem>>>(m.desc, job);
+    return launch_error("decode_grid_kernel");
+}
+
+Status launch_grid(const DeviceModel& m, GridJob job) {
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    uint32_t tiles = 0;
+    for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
+        job.tile_start[mip - job.mip_first] = tiles;
+        tiles += static_cast<uint32_t>((m.mip_texels(mip) + kWarpTexels - 1) / kWarpTexels);
+    }
+    job.tile_start[job.mip_end - job.mip_first] = tiles;
+    if (m.max_k == kSmallK) {
+        if (use_shared_weights(m)) return launch_grid_typed<kSmallK, 2, true>(m, job, tiles);
+        return launch_grid_typed<kSmallK, 2, false>(m, job, tiles);
+    }
+    return launch_grid_typed<kLargeK, 1, false>(m, job, tiles);
+}
+
+template <int kMaxK, int kMTiles, bool kShared, bool kBatch>
+Status launch_queries_typed(const DeviceModel& m, const ModelDesc* models, const QueryJob& job) {
+    auto kernel = decode_queries_kernel<kMaxK, kMTiles, kShared, kBatch>;
+    const size_t smem = shared_bytes(m, kShared);
+    NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
+    int blocks = 0;
+    NMC_RETURN_IF_ERROR(grid_size(kernel, smem, m, (job.count + kWarpTexels - 1) / kWarpTexels, blocks));
+    kernel<<<blocks, kBlockThreads, smem>>>(m.desc, models, job);
+    return launch_error("decode_queries_kernel");
+}
+
+Status launch_queries(const DeviceModel& m, const QueryJob& job) {
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    if (job.count == 0) return Status::success();
+    if (m.max_k == kSmallK) {
+        if (use_shared_weights(m)) return launch_queries_typed<kSmallK, 2, true, false>(m, nullptr, job);
+        return launch_queries_typed<kSmallK, 2, false, false>(m, nullptr, job);
+    }
+    return launch_queries_typed<kLargeK, 1, false, false>(m, nullptr, job);
+}
+
+struct DeviceFree {
+    void operator()(void* p) const { cudaFree(p); }
+};
+template <typename T>
+using DeviceArray = std::unique_ptr<T, DeviceFree>;
+
+template <typename T>
+Status device_alloc(size_t count, DeviceArray<T>& out) {
+    void* p = nullptr;
+    NMC_CUDA_RETURN_IF_ERROR(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
+    out.reset(static_cast<T*>(p));
+    return Status::success();
+}
+
+Status check_queries(const std::vector<TexelQuery>& queries, int mip_count) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+        const TexelQuery& q = queries[i];
+        if (q.mip < 0 || q.mip >= mip_count)
+            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": mip " +
+                                                      std::to_string(q.mip) + " outside 0.." +
+                                                      std::to_string(mip_count - 1)};
+        if (!(std::fabs(q.u) <= kMaxQueryCoordinate) || !(std::fabs(q.v) <= kMaxQueryCoordinate))
+            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": (u, v) = (" +
+                                                      std::to_string(q.u) + ", " + std::to_string(q.v) +
+                                                      ") is not finite within +-65536"};
+    }
+    return Status::success();
+}
+
+}  // namespace
+}  // namespace cuda_detail
+
+using cuda_detail::DeviceModel;
+
+const char* to_string(CudaMatmulPath path) {
+    switch (path) {
+        case CudaMatmulPath::automatic: return "automatic";
+        case CudaMatmulPath::fp8: return "fp8";
+        case CudaMatmulPath::fp16: return "fp16";
+    }
+    return "unknown";
+}
+
+CudaDecoder::CudaDecoder(std::unique_ptr<DeviceModel> model) : model_(std::move(model)) {}
+CudaDecoder::CudaDecoder(CudaDecoder&&) noexcept = default;
+CudaDecoder& CudaDecoder::operator=(CudaDecoder&&) noexcept = default;
+CudaDecoder::~CudaDecoder() = default;
+
+int CudaDecoder::channel_count() const { return model_->desc.channel_count; }
+int CudaDecoder::device() const { return model_->device; }
+CudaMatmulPath CudaDecoder::path() const { return model_->path; }
+size_t CudaDecoder::device_output_floats() const { return model_->output_floats; }
+size_t CudaDecoder::device_output_offset(int mip) const { return model_->output_offset.at(static_cast<size_t>(mip)); }
+
+Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptions& options) {
+    using namespace cuda_detail;
+    // The CPU decoder's checks (spec 5-7) are the ones decoding relies on; one implementation of them.
+    {
+        Result<CpuDecoder> check = CpuDecoder::create(pack, {1, CpuIsa::portable});
+        if (!check.ok()) return check.status();
+    }
+    Result<CudaDeviceInfo> info = query_cuda_device(options.device);
+    if (!info.ok()) return info.status();
+    CudaMatmulPath path = options.path;
+    if (path == CudaMatmulPath::automatic) path = info->has_fp8_mma() ? CudaMatmulPath::fp8 : CudaMatmulPath::fp16;
+    if (path == CudaMatmulPath::fp8 && !info->has_fp8_mma())
+        return Status(StatusCode::backend_unavailable,
+                      "CudaDecoder: the fp8 path needs compute capability 8.9 or newer, device " +
+                          std::to_string(options.device) + " (" + info->name + ") is " +
+                          std::to_string(info->compute_major) + "." + std::to_string(info->compute_minor));
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
+
+    auto model = std::make_unique<DeviceModel>();
+    model->device = options.device;
+    model->path = path;
+    model->multiprocessors = info->multiprocessors;
+    model->textures = pack.textures;
+    ModelDesc& d = model->desc;
+    d.width = pack.material.width;
+    d.height = pack.material.height;
+    d.mip_count = pack.material.mip_count;
+    d.wrap = pack.material.address_mode == AddressMode::wrap ? 1 : 0;
+    d.feature_count = pack.latents.feature_count;
+    d.level_count = static_cast<int>(pack.latents.levels.size());
+    d.channel_count = static_cast<int>(pack.channels.size());
+    d.layer_count = static_cast<int>(pack.network.layers.size());
+    for (int c = 0; c < d.channel_count; ++c) {
+        d.channel_lo[c] = pack.channels[static_cast<size_t>(c)].lo;
+        d.channel_hi[c] = pack.channels[static_cast<size_t>(c)].hi;
+        d.channel_range[c] = d.channel_hi[c] - d.channel_lo[c];
+    }
+    // spec 6: latent codes as the Pack holds them (one byte per feature), each level in its own allocation.
+    for (int k = 0; k < d.level_count; ++k) {
+        const LatentLevel& level = pack.latents.levels[static_cast<size_t>(k)];
+        void* p = nullptr;
+        NMC_RETURN_IF_ERROR(model->upload(level.codes.data(), level.codes.size(), &p));
+        d.levels[k] = {static_cast<const uint8_t*>(p), level.width, level.height, level.lo,
+                       latent_step(level.lo, level.hi, level.bits)};
+    }
+    // spec 7: weights to fragment order, scales and biases to padded float arrays.
+    std::vector<uint8_t> weights;
+    std::vector<float> params;
+    int max_width = 0;
+    for (int l = 0; l < d.layer_count; ++l) {
+        const Layer& layer = pack.network.layers[static_cast<size_t>(l)];
+        const bool last = l + 1 == d.layer_count;
+        LayerDesc& ld = d.layers[l];
+        ld.k_pad = round_up(layer.input_width, 32);
+        ld.n_pad = last ? 16 : round_up(layer.output_width, 32);
+        // fp8 path: E4M3 layers on the E4M3 MMA; Int8 has no MMA with E4M3, but Int8 and E4M3 are exact in fp16.
+        ld.fp16 = path == CudaMatmulPath::fp16 || layer.weight_type == WeightType::int8 ? 1 : 0;
+        ld.weight_offset = static_cast<uint32_t>(weights.size());
+        ld.param_offset = static_cast<uint32_t>(params.size());
+        const std::vector<uint8_t> frag = fragment_weights(layer, ld.k_pad, ld.n_pad, ld.fp16 != 0, l > 0);
+        weights.insert(weights.end(), frag.begin(), frag.end());
+        for (int n = 0; n < ld.n_pad; ++n)
+            params.push_back(n < layer.output_width && layer.has_scale() ? layer.scales[static_cast<size_t>(n)] : 1.0f);
+        for (int n = 0; n < ld.n_pad; ++n)
+            params.push_back(n < layer.output_width ? fp16_to_float(layer.biases[static_cast<size_t>(n)]) : 0.0f);
+        max_width = std::max({max_width, ld.k_pad, last ? 0 : ld.n_pad});
+    }
+    model->max_k = max_width <= kSmallK ? kSmallK : kLargeK;
+    d.weight_bytes = static_cast<uint32_t>(weights.size());
+    d.param_floats = static_cast<uint32_t>(params.size());
+    void* p = nullptr;
+    NMC_RETURN_IF_ERROR(model->upload(weights.data(), weights.size(), &p));
+    d.weights = static_cast<const uint8_t*>(p);
+    NMC_RETURN_IF_ERROR(model->upload(params.data(), params.size() * sizeof(float), &p));
+    d.params = static_cast<const float*>(p);
+
+    for (int m = 0; m < d.mip_count; ++m) {
+        model->output_offset.push_back(model->output_floats);
+        model->output_floats += model->mip_texels(m) * static_cast<size_t>(d.channel_count);
+    }
+    return CudaDecoder(std::move(model));
+}
+
+Status CudaDecoder::decode_all_mips_to_device(float* device_out) const {
+    cuda_detail::GridJob job;
+    job.mip_first = 0;
+    job.mip_end = model_->desc.mip_count;
+    for (int m = 0; m < job.mip_end; ++m) job.out_offset[m] = model_->output_offset[static_cast<size_t>(m)];
+    job.out = device_out;
+    return cuda_detail::launch_grid(*model_, job);
+}
+
+Status CudaDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const {
+    using namespace cuda_detail;
+    const DeviceModel& m = *model_;
+    if (mip < 0 || mip >= m.desc.mip_count)
+        return {StatusCode::invalid_argument, "decode_mip_channels: mip " + std::to_string(mip) + " outside 0.." +
+                                                  std::to_string(m.desc.mip_count - 1)};
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    const size_t texels = m.mip_texels(mip);
+    const size_t channels = static_cast<size_t>(m.desc.channel_count);
+    DeviceArray<float> buffer;
+    NMC_RETURN_IF_ERROR(device_alloc(texels * channels, buffer));
+    GridJob job;
+    job.mip_first = mip;
+    job.mip_end = mip + 1;
+    job.out_offset[mip] = 0;
+    job.out = buffer.get();
+    NMC_RETURN_IF_ERROR(launch_grid(m, job));
+    out.assign(channels, std::vector<float>(texels));
+    for (size_t c = 0; c < channels; ++c)
+        NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(out[c].data(), buffer.get() + c * texels, texels * sizeof(float),
+                                            cudaMemcpyDeviceToHost));
+    return Status::success();
+}
+
+Result<Image> CudaDecoder::decode_texture(int texture, int mip) const {
+    const DeviceModel& m = *model_;
+    if (texture < 0 || texture >= static_cast<int>(m.textures.size()))
+        return Status(StatusCode::invalid_argument, "decode_texture: texture " + std::to_string(texture) +
+                                                        " outside 0.." + std::to_string(m.textures.size() - 1));
+    std::vector<std::vector<float>> planes;
+    NMC_RETURN_IF_ERROR(decode_mip_channels(mip, planes));
+    const TextureLayout& layout = m.textures[static_cast<size_t>(texture)];
+    const int channels = static_cast<int>(layout.channels.size());
+    Image image(m.mip_width(mip), m.mip_height(mip), channels, layout.sample_type);
+    // spec 8.8-8.9 with the reference code, per texel, from the GPU's pack-channel values.
+    float values[cuda_detail::kMaxChannels];
+    for (size_t i = 0; i < image.texel_count(); ++i) {
+        for (size_t c = 0; c < planes.size(); ++c) values[c] = planes[c][i];
+        source_channel_values(layout, values, &image.pixels[i * static_cast<size_t>(channels)]);
+    }
+    return image;
+}
+
+Status CudaDecoder::decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const {
+    using namespace cuda_detail;
+    const DeviceModel& m = *model_;
+    NMC_RETURN_IF_ERROR(check_queries(queries, m.desc.mip_count));
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    const size_t channels = static_cast<size_t>(m.desc.channel_count);
+    DeviceArray<TexelQuery> d_queries;
+    DeviceArray<float> d_out;
+    NMC_RETURN_IF_ERROR(device_alloc(queries.size(), d_queries));
+    NMC_RETURN_IF_ERROR(device_alloc(queries.size() * channels, d_out));
+    if (!queries.empty())
+        NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(d_queries.get(), queries.data(), queries.size() * sizeof(TexelQuery),
+                                            cudaMemcpyHostToDevice));
+    NMC_RETURN_IF_ERROR(decode_queries_on_device(d_queries.get(), queries.size(), d_out.get()));
+    out.resize(queries.size() * channels);
+    if (!queries.empty())
+        NMC_CUDA_RETURN_IF_ERROR(
+            cudaMemcpy(out.data(), d_out.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return Status::success();
+}
+
+Status CudaDecoder::decode_queries_on_device(const TexelQuery* device_queries, size_t count, float* device_out) const {
+    cuda_detail::QueryJob job;
+    job.queries = device_queries;
+    job.count = count;
+    job.out = device_out;
+    job.out_stride = model_->desc.channel_count;
+    return cuda_detail::launch_queries(*model_, job);
+}
+
+Status CudaDecoder::upload_reference(const std::vector<std::vector<std::vector<float>>>& planes) {
+    DeviceModel& m = *model_;
+    if (static_cast<int>(planes.size()) != m.desc.mip_count)
+        return {StatusCode::invalid_argument, "upload_reference: expected " + std::to_string(m.desc.mip_count) +
+                                                  " mips, got " + std::to_string(planes.size())};
+    std::vector<float> flat(m.output_floats);
+    for (int mip = 0; mip < m.desc.mip_count; ++mip) {
+        const auto& mip_planes = planes[static_cast<size_t>(mip)];
+        if (static_cast<int>(mip_planes.size()) != m.desc.channel_count)
+            return {StatusCode::invalid_argument, "upload_reference: mip " + std::to_string(mip) + " has " +
+                                                      std::to_string(mip_planes.size()) + " channels, expected " +
+                                                      std::to_string(m.desc.channel_count)};
+        for (size_t c = 0; c < mip_planes.size(); ++c) {
+            if (mip_planes[c].size() != m.mip_texels(mip))
+                return {StatusCode::invalid_argument, "upload_reference: mip " + std::to_string(mip) +
+                                                          " has the wrong size"};
+            std::copy(mip_planes[c].begin(), mip_planes[c].end(),
+                      flat.begin() + static_cast<std::ptrdiff_t>(m.output_offset[static_cast<size_t>(mip)] +
+                                                                 c * m.mip_texels(mip)));
+        }
+    }
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    if (!m.reference_device) {
+        void* p = nullptr;
+        NMC_CUDA_RETURN_IF_ERROR(cudaMalloc(&p, flat.size() * sizeof(float)));
+        m.reference_device = static_cast<float*>(p);
+    }
+    NMC_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(m.reference_device, flat.data(), flat.size() * sizeof(float), cudaMemcpyHostToDevice));
+    return Status::success();
+}
+
+Result<ChannelErrorSums> CudaDecoder::measure_errors() const {
+    using namespace cuda_detail;
+    const DeviceModel& m = *model_;
+    if (!m.reference_device)
+        return Status(StatusCode::invalid_argument, "measure_errors: call upload_reference first");
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    const size_t slots = static_cast<size_t>(m.desc.mip_count) * kMaxChannels;
+    DeviceArray<double> sse;
+    DeviceArray<unsigned long long> peak;
+    NMC_RETURN_IF_ERROR(device_alloc(slots, sse));
+    NMC_RETURN_IF_ERROR(device_alloc(slots, peak));
+    NMC_CUDA_RETURN_IF_ERROR(cudaMemset(sse.get(), 0, slots * sizeof(double)));
+    NMC_CUDA_RETURN_IF_ERROR(cudaMemset(peak.get(), 0, slots * sizeof(unsigned long long)));
+    GridJob job;
+    job.mip_first = 0;
+    job.mip_end = m.desc.mip_count;
+    for (int mip = 0; mip < job.mip_end; ++mip) job.out_offset[mip] = m.output_offset[static_cast<size_t>(mip)];
+    job.ref = m.reference_device;
+    job.sse = sse.get();
+    job.max_error = peak.get();
+    NMC_RETURN_IF_ERROR(launch_grid(m, job));
+    std::vector<double> host_sse(slots);
+    std::vector<unsigned long long> host_peak(slots);
+    NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(host_sse.data(), sse.get(), slots * sizeof(double), cudaMemcpyDeviceToHost));
+    NMC_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(host_peak.data(), peak.get(), slots * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    ChannelErrorSums sums;
+    for (int mip = 0; mip < m.desc.mip_count; ++mip) {
+        std::vector<double> row;
+        std::vector<double> peaks;
+        for (int c = 0; c < m.desc.channel_count; ++c) {
+            const size_t slot = static_cast<size_t>(mip) * kMaxChannels + static_cast<size_t>(c);
+            row.push_back(host_sse[slot]);
+            double value = 0;
+            std::memcpy(&value, &host_peak[slot], sizeof value);
+            peaks.push_back(value);
+        }
+        sums.sse.push_back(row);
+        sums.max_abs_error.push_back(peaks);
+        sums.texels.push_back(static_cast<double>(m.mip_texels(mip)));
+    }
+    return sums;
+}
+
+Status CudaDecoder::decode_batch_queries(const std::vector<const CudaDecoder*>& decoders,
+                                         const std::vector<BatchTexelQuery>& queries, std::vector<float>& out) {
+    using namespace cuda_detail;
+    if (decoders.empty()) return {StatusCode::invalid_argument, "decode_batch_queries: no decoders"};
+    const DeviceModel& first = *decoders[0]->model_;
+    int max_k = kSmallK;
+    std::vector<ModelDesc> descs;
+    for (size_t p = 0; p < decoders.size(); ++p) {
+        const DeviceModel& m = *decoders[p]->model_;
+        if (m.device != first.device || m.path != first.path)
+            return {StatusCode::invalid_argument, "decode_batch_queries: decoder " + std::to_string(p) +
+                                                      " is on another device or path than decoder 0"};
+        max_k = std::max(max_k, m.max_k);
+        descs.push_back(m.desc);
+    }
+    std::vector<TexelQuery> plain(queries.size());
+    for (size_t i = 0; i < queries.size(); ++i) {
+        const BatchTexelQuery& q = queries[i];
+        if (q.pack < 0 || q.pack >= static_cast<int>(decoders.size()))
+            return {StatusCode::invalid_argument, "decode_batch_queries: query " + std::to_string(i) + ": pack " +
+                                                      std::to_string(q.pack) + " outside 0.." +
+                                                      std::to_string(decoders.size() - 1)};
+        Status s = check_queries({TexelQuery{q.u, q.v, q.mip}}, descs[static_cast<size_t>(q.pack)].mip_count);
+        if (!s.ok()) return Status(s.code(), "query " + std::to_string(i) + ": " + s.message());
+        plain[i] = {q.u, q.v, q.mip};
+    }
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(first.device));
+    out.assign(queries.size() * kMaxChannels, 0.0f);
+    if (queries.empty()) return Status::success();
+    DeviceArray<ModelDesc> d_models;
+    DeviceArray<BatchTexelQuery> d_queries;
+    DeviceArray<float> d_out;
+    NMC_RETURN_IF_ERROR(device_alloc(descs.size(), d_models));
+    NMC_RETURN_IF_ERROR(device_alloc(queries.size(), d_queries));
+    NMC_RETURN_IF_ERROR(device_alloc(out.size(), d_out));
+    NMC_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(d_models.get(), descs.data(), descs.size() * sizeof(ModelDesc), cudaMemcpyHostToDevice));
+    NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(d_queries.get(), queries.data(), queries.size() * sizeof(BatchTexelQuery),
+                                        cudaMemcpyHostToDevice));
+    NMC_CUDA_RETURN_IF_ERROR(cudaMemset(d_out.get(), 0, out.size() * sizeof(float)));
+    QueryJob job;
+    job.batch = d_queries.get();
+    job.count = queries.size();
+    job.out = d_out.get();
+    job.out_stride = kMaxChannels;
+    DeviceModel sizing;  // shared-memory and grid sizing for the widest model; owns nothing
+    sizing.device = first.device;
+    sizing.max_k = max_k;
+    sizing.multiprocessors = first.multiprocessors;
+    Status launched = max_k == kSmallK
+                          ? launch_queries_typed<kSmallK, 2, false, true>(sizing, d_models.get(), job)
+                          : launch_queries_typed<kLargeK, 1, false, true>(sizing, d_models.get(), job);
+    NMC_RETURN_IF_ERROR(launched);
+    NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), d_out.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return Status::success();
+}
+
+}  // namespace nmc
