@@ -5,12 +5,18 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "decoder/cpu/cpu_decoder.h"
+#if NMC_HAS_CUDA_DECODER
+#include "decoder/cuda/cuda_decoder.h"
+#include "decoder/cuda/cuda_device.h"
+#endif
 #include "format/pack.h"
 #include "material/material.h"
 
@@ -45,12 +51,35 @@ Status make_directories(const std::string& dir) {
     return Status::success();
 }
 
+// "cpu" -> -1; "cuda" -> 0; "cuda:N" -> N; anything else -> -2.
+int cuda_device_index(const std::string& device) {
+    if (device == "cpu") return -1;
+    if (device == "cuda") return 0;
+    if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
+        device.find_first_not_of("0123456789", 5) == std::string::npos)
+        return std::stoi(device.substr(5));
+    return -2;
+}
+
 int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
-    if (o.device != "cpu") {
-        print_error(Status(StatusCode::backend_unavailable,
-                           "--device " + o.device + ": this version decodes on the CPU only (use --device cpu)"));
+    const int cuda_index = cuda_device_index(o.device);
+    if (cuda_index == -2) {
+        print_error(Status(StatusCode::invalid_argument, "--device " + o.device + ": expected cpu, cuda or cuda:N"));
+        return kExitUsage;
+    }
+#if NMC_HAS_CUDA_DECODER
+    if (cuda_index >= 0 && cuda_index >= cuda_device_count()) {
+        print_error(Status(StatusCode::backend_unavailable, "--device " + o.device + ": no such CUDA device (" +
+                                                                std::to_string(cuda_device_count()) + " found)"));
         return kExitUnavailable;
     }
+#else
+    if (cuda_index >= 0) {
+        print_error(Status(StatusCode::backend_unavailable,
+                           "--device " + o.device + ": this build has no CUDA decoder (use --device cpu)"));
+        return kExitUnavailable;
+    }
+#endif
     auto pack = read_pack_file(o.pack_path);
     if (!pack.ok()) {
         print_error(pack.status());
@@ -83,11 +112,27 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
         print_error(decoder.status().with_context(o.pack_path));
         return exit_code_for(decoder.status());
     }
+    // Textures come from the CUDA decoder when asked for; the CPU decoder above also checked the pack.
+    std::function<Result<Image>(int, int)> decode_texture = [&](int t, int m) { return decoder->decode_texture(t, m); };
+    std::string decoded_on = std::string("the CPU (") + decoder->isa_name() + " kernel)";
+#if NMC_HAS_CUDA_DECODER
+    std::unique_ptr<CudaDecoder> cuda;
+    if (cuda_index >= 0) {
+        auto created = CudaDecoder::create(pack.value(), {cuda_index, CudaMatmulPath::automatic});
+        if (!created.ok()) {
+            print_error(created.status().with_context(o.pack_path));
+            return exit_code_for(created.status());
+        }
+        cuda = std::make_unique<CudaDecoder>(std::move(created).value());
+        decode_texture = [&](int t, int m) { return cuda->decode_texture(t, m); };
+        decoded_on = "CUDA device " + std::to_string(cuda_index) + " (" + to_string(cuda->path()) + " path)";
+    }
+#endif
     size_t written = 0;
     for (size_t t = 0; t < pack->textures.size(); ++t) {
         const TextureLayout& layout = pack->textures[t];
         for (int m = 0; m < mips; ++m) {
-            auto image = decoder->decode_texture(static_cast<int>(t), m);
+            auto image = decode_texture(static_cast<int>(t), m);
             Status s = image.ok() ? write_texture(o.out_dir, layout, image.value(), m, o.suffix, format_override, o.force)
                                   : image.status();
             if (!s.ok()) {
@@ -101,8 +146,7 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
         }
     }
     if (globals.verbosity > 0)
-        std::printf("%zu file(s) from %s, decoded on the CPU (%s kernel)\n", written, o.pack_path.c_str(),
-                    decoder->isa_name());
+        std::printf("%zu file(s) from %s, decoded on %s\n", written, o.pack_path.c_str(), decoded_on.c_str());
     return kExitOk;
 }
 
@@ -119,8 +163,7 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
         ->check(CLI::IsMember({"source", "png", "exr", "tga"}));
     cmd->add_option("--suffix", options->suffix, "Inserted before each file's extension, e.g. _decoded");
     cmd->add_flag("--mips", options->all_mips, "Also write every mip level (<name>_mip<N>.<ext>)");
-    cmd->add_option("--device", options->device, "Decoder: cpu (cuda arrives with the CUDA decoder)")
-        ->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--device", options->device, "Decoder: cpu, cuda or cuda:N (builds with the CUDA decoder)");
     cmd->add_option("--threads", options->threads, "Decoder threads (0: all cores)")->check(CLI::Range(0, 1024));
     cmd->add_flag("-f,--force", options->force, "Overwrite existing files");
     cmd->callback([options, &globals, &exit_code] { exit_code = run_decompress(*options, globals); });

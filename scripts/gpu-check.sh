@@ -38,6 +38,11 @@ if [ -x build-gpu/bench/cpu_decoder_bench ]; then
   build-gpu/bench/cpu_decoder_bench 2>&1 | tee "$out/cpu_decoder_bench.txt" | tail -12
 fi
 
+if [ -x build-gpu/bench/nmc_cuda_decoder_bench ]; then
+  step "bench: CUDA decoder (4096x4096 default network, fp8 and fp16 paths, CPU ratio)"
+  build-gpu/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -12
+fi
+
 if [ -d "${NMC_BENCH_MATERIALS:-bench-materials}" ] && [ -x build-gpu/cli/nmc ]; then
   for m in "${NMC_BENCH_MATERIALS:-bench-materials}"/*/; do
     name=$(basename "$m")
