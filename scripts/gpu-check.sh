@@ -9,7 +9,7 @@ mkdir -p "$out"
 jobs=$(nproc)
 status=0
 
-step() { echo "== $*" | tee -a "$out/summary.txt"; }
+step() { echo "== [${SECONDS}s] $*" | tee -a "$out/summary.txt"; }
 
 step "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
