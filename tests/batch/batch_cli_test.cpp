@@ -30,8 +30,9 @@ using Json = nlohmann::json;
 using nmc::test::TempDir;
 
 // `nmc -q batch ARGS` with 20 training steps: on 16x16 texels each compress is mostly LibTorch's start-up.
+// 600 bpp: the smallest latent shape and network need about 482 bpp on a material this small.
 std::string fast_batch(const std::string& args) {
-    return "-q batch " + args + " --quality fast --steps 20 --bpp 8";
+    return "-q batch " + args + " --quality fast --steps 20 --bpp 600";
 }
 
 struct CommandResult {
@@ -168,7 +169,7 @@ TEST(BatchCli, TreeWithBrokenAndUpToDateMaterials) {
     const ino_t basalt = inode_of(out + "/rocks/basalt.nmc");
     write_material(root + "/rocks/basalt", "basalt", 7);
     const std::set<std::string> before = files_under(out);
-    r = run_nmc("batch " + root + " -o " + out + " --dry-run --quality fast --steps 20 --bpp 8", dir.path());
+    r = run_nmc("batch " + root + " -o " + out + " --dry-run --quality fast --steps 20 --bpp 600", dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("skip     rocks/granite"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("compress rocks/basalt"), std::string::npos) << r.out;
@@ -186,7 +187,7 @@ TEST(BatchCli, TreeWithBrokenAndUpToDateMaterials) {
     EXPECT_NE(inode_of(out + "/rocks/basalt.nmc"), basalt);
 
     // Other settings make every pack stale; --force rebuilds up-to-date ones.
-    r = run_nmc("batch " + root + " -o " + out + " --dry-run --quality fast --steps 21 --bpp 8", dir.path());
+    r = run_nmc("batch " + root + " -o " + out + " --dry-run --quality fast --steps 21 --bpp 600", dir.path());
     EXPECT_NE(r.out.find("compress rocks/granite"), std::string::npos) << r.out;
     fs::remove_all(root + "/broken");
     r = run_nmc(fast_batch(root + " -o " + out + " --force"), dir.path());
@@ -212,7 +213,7 @@ TEST(BatchCli, ResumesAfterKill) {
         std::freopen(null_path.c_str(), "w", stdout);
         std::freopen(null_path.c_str(), "w", stderr);
         ::execl(bin.c_str(), bin.c_str(), "-q", "batch", root.c_str(), "-o", out.c_str(), "--quality", "fast",
-                "--steps", "20", "--bpp", "8", "-j", "1", static_cast<char*>(nullptr));
+                "--steps", "20", "--bpp", "600", "-j", "1", static_cast<char*>(nullptr));
         ::_exit(127);
     }
     // Kill -9 as soon as the first pack appears.
