@@ -124,7 +124,9 @@ def _definitions(w):
       "at mip 0 against the source file, and report `10 log10(255^2 / mean of the channels' MSEs)`: every channel "
       "of every file weighted equally. Lossless is shown as 99 dB. This is NTC's `psnr8_mip0` column and "
       "`nmc validate`'s `psnr8_mip0_db` (the check at the end shows the two agree for nmc). Per texture: the same "
-      "over one file's channels.")
+      "over one file's channels. A normal map whose stored Z is not the unit-length Z of its X,Y caps every codec "
+      "that rebuilds Z (nmc's xy mode, BC5, ASTC -normal), not NTC, which kept all three channels: "
+      "`../shared/baselines/README.md` gives 29.8 dB for factory_wall's normal map even with lossless X,Y.")
     w("- **bits/texel**: bits per mip-0 texel of the whole material with a full mip chain. nmc: pack bytes x 8 / "
       "(W x H) (the pack holds every mip). NTC: the CSV's `bits_per_texel_mip0` (file bits / (W x H)). BCn and "
       "ASTC: the bits per texel of each map's blocks summed over the maps, x 4/3 for the mip chain.")
@@ -302,6 +304,18 @@ def _losses(w, db, nmc_series, nmc_materials):
                 else:
                     parts.append("beats %s at every comparable rate (%s dB)" % (
                         r, ", ".join("%+.1f" % x[1] for x in d)))
+            ntc = db.series_points(m, "NTC 0.9.2 100k steps")
+            if ntc:
+                cheapest = ntc[0]
+                bits, status = bits_at_psnr(pts, cheapest.psnr8)
+                if status == "not reached":
+                    parts.append("**never reaches the PSNR8 of NTC 100k's cheapest point** (%.2f dB at %.2f bits/texel; "
+                                 "nmc's best %.2f dB at %.2f)" % (cheapest.psnr8, cheapest.bits,
+                                                                  max(p.psnr8 for p in pts),
+                                                                  max(pts, key=lambda p: p.psnr8).bits))
+                else:
+                    parts.append("reaches NTC 100k's cheapest point (%.2f dB at %.2f bits/texel) with %.2f bits/texel" % (
+                        cheapest.psnr8, cheapest.bits, bits))
             for r in ("BCn low", "BCn high"):
                 ref = db.series_points(m, r)
                 if not ref:
@@ -474,13 +488,15 @@ def _checks(w, db):
     for r in db.shared_materials:
         shared[(r["material"], r["recipe"])] = float(r["psnr8_mip0_all_stored_channels"])
     d = []
+    used_runs = set()
     for p in db.points:
         if p.series == "ASTC":
             key = (p.material, "%s all" % p.label)
             if key in shared:
                 d.append(p.psnr8 - shared[key])
+                used_runs.update(p.get("runs"))
     if d:
-        presets = sorted({data["settings"].get("astc_preset") for _, data in db.runs if "astc" in data["settings"]["codecs"]})
+        presets = sorted({data["settings"].get("astc_preset") for name, data in db.runs if name in used_runs})
         w("- ASTC here (astcenc -%s) minus `../shared/baselines` (astcenc -thorough, Z kept as float) on the "
           "same materials and block sizes: mean %+.2f dB, range %+.2f .. %+.2f dB over %d points." % (
               "/".join(presets), statistics.mean(d), min(d), max(d), len(d)))
