@@ -127,7 +127,8 @@ struct BatchRunOptions {
     BatchSettings settings;              // passed to every child as flags
     int jobs = 1;                        // concurrent children
     std::vector<std::string> devices;    // empty: cpu; else job slot k runs on devices[k % size]
-    int threads_per_job = 1;             // OMP_NUM_THREADS / MKL_NUM_THREADS of each CPU child
+    int threads_per_job = 0;             // OMP_NUM_THREADS / MKL_NUM_THREADS of each child; 0: inherited
+                                         // (children also get OMP_WAIT_POLICY=PASSIVE unless it is set)
     std::string temp_dir;                // where children's stdout and stderr go while they run
 };
 

@@ -190,7 +190,8 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     run.settings = settings;
     run.jobs = jobs;
     run.devices = *devices;
-    run.threads_per_job = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs);
+    // One job keeps LibTorch's own choice (or the user's OMP_NUM_THREADS); N jobs share the cores.
+    run.threads_per_job = jobs > 1 ? std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs) : 0;
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     run.temp_dir = (std::filesystem::path(o.output) / ".nmc-batch" /
