@@ -13,4 +13,6 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNMC_SANITIZE=addres
   -DNMC_WITH_TRAINER=OFF -DNMC_WITH_CUDA=OFF -DNMC_BUILD_BENCH=OFF >build-asan.configure.log 2>&1 ||
   { cat build-asan.configure.log >&2; exit 1; }
 cmake --build build-asan -j"$(nproc)"
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+# Full unwinding on malloc so suppressions can name library frames (libstdc++ has no frame pointers).
+ASAN_OPTIONS=fast_unwind_on_malloc=0 LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp" \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
