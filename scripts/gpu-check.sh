@@ -33,9 +33,9 @@ step "tests (GPU tests required)"
 OMP_NUM_THREADS=4 ctest --test-dir build-gpu --output-on-failure -j4 >"$out/ctest.log" 2>&1 || status=1
 tail -15 "$out/ctest.log"
 
-if [ -x build-gpu/bench/cpu_decoder_bench ]; then
+if [ -x build-gpu/bench/nmc_cpu_decoder_bench ]; then
   step "bench: CPU decoder on this machine"
-  build-gpu/bench/cpu_decoder_bench 2>&1 | tee "$out/cpu_decoder_bench.txt" | tail -12
+  build-gpu/bench/nmc_cpu_decoder_bench 2>&1 | tee "$out/cpu_decoder_bench.txt" | tail -12
 fi
 
 if [ -x build-gpu/bench/nmc_cuda_decoder_bench ]; then
@@ -47,10 +47,15 @@ if [ -d "${NMC_BENCH_MATERIALS:-bench-materials}" ] && [ -x build-gpu/cli/nmc ];
   for m in "${NMC_BENCH_MATERIALS:-bench-materials}"/*/; do
     name=$(basename "$m")
     step "bench: nmc compress $name --device cuda"
-    /usr/bin/time -v build-gpu/cli/nmc compress "$m" -o "$out/$name.nmc" --device cuda --bpp 5 --force --json \
+    started=$SECONDS
+    build-gpu/cli/nmc compress "$m" -o "$out/$name.nmc" --device cuda --bpp 5 --force --json \
       >"$out/compress-$name.json" 2>"$out/compress-$name.log" || status=1
-    grep -E "Elapsed|Maximum resident" "$out/compress-$name.log"
-    tail -c 600 "$out/compress-$name.json"; echo
+    echo "wall $((SECONDS - started)) s (loading, training, measuring and writing)"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in r if not isinstance(r[k], (list, dict))})' \
+      "$out/compress-$name.json" 2>/dev/null || tail -c 600 "$out/compress-$name.json"
+    build-gpu/cli/nmc validate "$out/$name.nmc" --source "$m" --device cuda >"$out/validate-$name.txt" 2>&1 ||
+      build-gpu/cli/nmc validate "$out/$name.nmc" --source "$m" >"$out/validate-$name.txt" 2>&1 || status=1
+    grep -E "PSNR|verdict" "$out/validate-$name.txt"
   done
 fi
 
