@@ -215,7 +215,7 @@ def _summary(w, db, nmc_series, nmc_materials, all_materials):
           "materials says so).")
         w()
         _summary_table(w, db, set(nmc_materials))
-    w("### Baselines on all %d materials" % len(all_materials))
+    w("### Every codec on all %d materials (nmc only on those it was measured on: see `materials`)" % len(all_materials))
     w()
     _summary_table(w, db, set(all_materials))
     w("### Bits against BCn at equal PSNR")
@@ -306,6 +306,14 @@ def _losses(w, db, nmc_series, nmc_materials):
                         r, ", ".join("%+.1f" % x[1] for x in d)))
             ntc = db.series_points(m, "NTC 0.9.2 100k steps")
             if ntc:
+                # Per texture, nmc's best point against NTC's point nearest in bits: where the gap comes from.
+                best = max(pts, key=lambda p: p.bits)
+                near = min(ntc, key=lambda q: abs(q.bits - best.bits))
+                gaps = sorted((best.per_texture[t] - near.per_texture[t], t) for t in best.per_texture
+                              if t in near.per_texture)
+                if gaps:
+                    parts.append("per texture at %.1f vs NTC 100k at %.1f bits/texel: %s" % (
+                        best.bits, near.bits, ", ".join("%s %+.1f dB" % (t, g) for g, t in gaps)))
                 cheapest = ntc[0]
                 bits, status = bits_at_psnr(pts, cheapest.psnr8)
                 if status == "not reached":
