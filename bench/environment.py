@@ -102,6 +102,21 @@ _BENCH_LINE = re.compile(r"^(\S+)\s+all mips:\s*([\d.]+) Mtexel/s(?: \(\s*([\d.]
                          r"\s*([\d.]+) Mtexel/s(?: \(\s*([\d.]+) per core\))?\s+(\d+) threads")
 
 
+_CUDA_LINE = re.compile(r"^(fp8|fp16|cpu)\s+(.+?)\s{2,}([\d.]+)\s+([\d.]+)")
+
+
+def parse_cuda_decoder_bench(text):
+    """nmc_cuda_decoder_bench output -> {'device': first line, 'rows': [{path, what, ms, gtexel_s}], 'raw'}."""
+    lines = text.splitlines()
+    rows = []
+    for line in lines:
+        m = _CUDA_LINE.match(line.strip())
+        if m:
+            rows.append(dict(path=m.group(1), what=m.group(2).strip(), ms=float(m.group(3)),
+                             gtexel_s=float(m.group(4))))
+    return dict(device=lines[0].strip() if lines else "", rows=rows, raw=text)
+
+
 def parse_decoder_bench(text):
     """nmc_cpu_decoder_bench output -> {'pack': first line, 'kernels': [{isa, all_mips_mtexel_s, ...}]}."""
     lines = text.splitlines()

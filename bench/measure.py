@@ -84,7 +84,7 @@ def measure_nmc(nmc, material, opt, log_prefix, rows, errors, save):
             try:
                 cmd, c_wall, c_cpu, info = nmc.compress(material.folder, pack, rate, opt.seed, opt.quality,
                                                        opt.steps, opt.device)
-                d_cmd, d_wall, d_cpu = nmc.decompress(pack, out_dir)
+                d_cmd, d_wall, d_cpu = nmc.decompress(pack, out_dir, opt.decode_device)
                 files, all_mse = [], []
                 for m in material.maps if cr.HAVE_IMAGING else []:
                     path = os.path.join(out_dir, m.stem + ".png")
@@ -115,6 +115,7 @@ def measure_nmc(nmc, material, opt, log_prefix, rows, errors, save):
                                   wall_s=round(v_wall, 3)),
                     compress=keep, compress_s=round(c_wall, 3), compress_cpu_s=round(c_cpu, 3),
                     decompress_s=round(d_wall, 3), decompress_cpu_s=round(d_cpu, 3),
+                    decode_device=opt.decode_device,
                     command=" ".join(shlex.quote(c) for c in
                                      ["nmc"] + cmd[1:2] + [material.name] + ["-o", material.name + ".nmc"] + cmd[5:])))
                 _log("%s nmc %.4g bpp: %.3f bpt, %.2f dB (validate %.2f), compress %.1f s, decompress %.2f s" % (
@@ -136,18 +137,18 @@ class _ScannedMaterial:
         self.maps = []
 
 
-def find_decoder_bench(repo):
-    env = os.environ.get("NMC_DECODER_BENCH")
+def find_decoder_bench(repo, name="nmc_cpu_decoder_bench"):
+    env = os.environ.get("NMC_DECODER_BENCH" if name == "nmc_cpu_decoder_bench" else "NMC_CUDA_DECODER_BENCH")
     if env:
         return env
-    found = sorted(glob.glob(os.path.join(repo, "build*", "bench", "nmc_cpu_decoder_bench")),
+    found = sorted(glob.glob(os.path.join(repo, "build*", "bench", name)),
                    key=os.path.getmtime, reverse=True)
     return found[0] if found else None
 
 
-def run_decoder_bench(path):
+def run_decoder_bench(path, parse):
     wall, cpu, text = cr.run_timed([path])
-    parsed = environment.parse_decoder_bench(text)
+    parsed = parse(text)
     parsed.update(path=path, sha256=environment.sha256_of(path), wall_s=round(wall, 2))
     return parsed
 
@@ -213,7 +214,8 @@ def measure(opt, repo):
         command=" ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], repo)] + sys.argv[1:]),
         machine=environment.machine(), tools=tools,
         settings=dict(quick=bool(opt.quick), seed=opt.seed, rates=opt.rate_list if nmc else [],
-                      quality=opt.quality, steps=opt.steps, device=opt.device, astc_preset=opt.astc_preset,
+                      quality=opt.quality, steps=opt.steps, device=opt.device, decode_device=opt.decode_device,
+                      astc_preset=opt.astc_preset,
                       astc_blocks=opt.astc_blocks, astc_threads=opt.threads or "astcenc default (all cores)",
                       codecs=sorted(wanted), materials_root=os.path.abspath(opt.materials),
                       bc_decode="palette interpolation truncated (as nvdecompress)", notes=notes),
@@ -225,10 +227,15 @@ def measure(opt, repo):
             bench = opt.decoder_bench or find_decoder_bench(repo)
             if bench:
                 _log("CPU decoder benchmark: %s" % bench)
-                result["speed"]["cpu_decoder_bench"] = run_decoder_bench(bench)
+                result["speed"]["cpu_decoder_bench"] = run_decoder_bench(bench, environment.parse_decoder_bench)
             else:
                 notes.append("no nmc_cpu_decoder_bench found: build it with "
                              "`cmake --build build --target nmc_cpu_decoder_bench` (Release)")
+            cuda_bench = opt.cuda_decoder_bench or find_decoder_bench(repo, "nmc_cuda_decoder_bench")
+            if cuda_bench:
+                _log("CUDA decoder benchmark: %s" % cuda_bench)
+                result["speed"]["cuda_decoder_bench"] = run_decoder_bench(
+                    cuda_bench, environment.parse_cuda_decoder_bench)
             _write_json(out, result)
         for i, folder in enumerate(folders):
             if cr.HAVE_IMAGING:

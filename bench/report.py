@@ -399,8 +399,8 @@ def _speed(w, db):
                      f2(row["decompress_s"]), f2(texels / row["decompress_s"] / 1e6)])
     if rows:
         w("Compress = `nmc compress` wall time; training = the trainer's own `training_seconds`; decompress = "
-          "`nmc decompress --format png` wall time, and the mip-0 texels of the material (all its maps) per second "
-          "that makes, PNG writing included.")
+          "`nmc decompress --format png` wall time (on the CPU decoder unless the series says otherwise), and the "
+          "mip-0 texels of the material (all its maps) per second that makes, PNG writing included.")
         w()
         w.table(["material", "size", "series", "target bpp", "machine", "compress s", "training s", "steps/s",
                  "decompress s", "decompress Mtexel/s"], rows, ["---"] * 5 + ["---:"] * 5)
@@ -430,7 +430,7 @@ def _speed(w, db):
     w()
     rows = []
     for name, data in db.runs:
-        for key, label in (("cpu_decoder_bench", "CPU"), ("cuda_decoder_bench", "CUDA")):
+        for key, label in (("cpu_decoder_bench", "CPU"),):
             b = data.get("speed", {}).get(key)
             if not b:
                 continue
@@ -451,10 +451,16 @@ def _speed(w, db):
         w()
         w.table(["decoder", "kernel", "all mips Mtexel/s", "per core", "random queries Mtexel/s", "per core",
                  "threads", "machine", "results file"], rows, ["---", "---"] + ["---:"] * 5 + ["---", "---"])
-    if not any(r[0] == "CUDA" for r in rows):
-        w("**Not measured yet: the CUDA decoder's throughput.** This version of `nmc decompress` decodes on the CPU "
-          "only and there is no CUDA decoder benchmark program yet; a results file with a `speed.cuda_decoder_bench` "
-          "entry (same fields) would appear here.")
+    cuda = [(name, data) for name, data in db.runs if data.get("speed", {}).get("cuda_decoder_bench")]
+    for name, data in cuda:
+        b = data["speed"]["cuda_decoder_bench"]
+        w("`nmc_cuda_decoder_bench` in `%s`: %s" % (name, b["device"]))
+        w()
+        w.table(["path", "what", "ms", "Gtexel/s"], [[r["path"], r["what"], f2(r["ms"], 3), f2(r["gtexel_s"], 3)]
+                                                    for r in b["rows"]], ["---", "---", "---:", "---:"])
+    if not cuda:
+        w("**Not measured yet: the CUDA decoder's throughput.** `measure --speed` runs `nmc_cuda_decoder_bench` "
+          "where it is built (the GPU machine); no results file holds its output yet.")
         w()
     w("### Classic encoders (for context)")
     w()

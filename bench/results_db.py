@@ -163,6 +163,8 @@ def nmc_series(row, data):
     tag = "%s %s" % (device.split(":")[0], quality)
     if steps:
         tag += " %s steps" % steps
+    if row.get("decode_device", "cpu") != "cpu":
+        tag += ", decoded on %s" % row["decode_device"]
     return "nmc " + tag
 
 

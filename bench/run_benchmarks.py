@@ -50,7 +50,10 @@ def main(argv=None):
     m.add_argument("--quick", action="store_true", help="smoke run: 2 smallest materials, rates 2.5,5, 200 steps, "
                    "astcenc -fast; written as *-quick.json, which the report leaves out unless --include-quick")
     m.add_argument("--nmc", help="the nmc binary (default: $NMC, else the newest build*/cli/nmc with compress)")
+    m.add_argument("--decode-device", default="cpu", help="nmc decompress --device (default cpu)")
     m.add_argument("--decoder-bench", help="nmc_cpu_decoder_bench (default: newest build*/bench/...)")
+    m.add_argument("--cuda-decoder-bench", help="nmc_cuda_decoder_bench, run by --speed when found "
+                   "(default: $NMC_CUDA_DECODER_BENCH, else newest build*/bench/...)")
     m.add_argument("--label", help="name part of the results file (default: the host name)")
     m.add_argument("-o", "--out", help="results file (default bench/results/<UTC time>-<label>[-quick].json)")
 
