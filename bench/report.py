@@ -95,6 +95,7 @@ def generate(opt, repo):
       "`bench/README.md`. nmc was measured on %d of the %d materials (%s); the classic codecs and NTC on all of "
       "them." % (len(db.runs), len(nmc_materials), len(all_materials), ", ".join(nmc_materials) or "none"))
     w()
+    _headline(w, db, nmc_series, nmc_materials)
     _definitions(w)
     _runs(w, db)
     _summary(w, db, nmc_series, nmc_materials, all_materials)
@@ -112,6 +113,38 @@ def generate(opt, repo):
     with open(opt.out, "w") as f:
         f.write("\n".join(w.lines).rstrip() + "\n")
     print("wrote %s and %d plots in %s" % (opt.out, len(plot_names) + 1, opt.plots))
+
+
+def _headline(w, db, nmc_series, nmc_materials):
+    w("## In short")
+    w()
+    if not nmc_series:
+        w("- nmc: no results yet.")
+    for s in nmc_series:
+        mats = [m for m in nmc_materials if db.series_points(m, s)]
+        parts = []
+        for r in REFERENCE_SERIES + ["BCn low", "BCn high"]:
+            if r.startswith("BCn"):
+                reached = 0
+                for m in mats:
+                    ref = db.series_points(m, r)
+                    if ref and bits_at_psnr(db.series_points(m, s), ref[0].psnr8)[1] != "not reached":
+                        reached += 1
+                parts.append("reaches %s's PSNR8 on %d of %d" % (r, reached, len(mats)))
+                continue
+            d = []
+            for m in mats:
+                for p in db.series_points(m, s):
+                    ref = interpolate(db.series_points(m, r), lambda q: q.bits, lambda q: q.psnr8, p.bits)
+                    if ref is not None:
+                        d.append(p.psnr8 - ref)
+            if d:
+                parts.append("%+.1f dB against %s at equal bits (mean of %d points, %+.1f .. %+.1f)" % (
+                    statistics.mean(d), r, len(d), min(d), max(d)))
+        w("- **%s** on %d material(s) (%s): %s." % (s, len(mats), ", ".join(mats), "; ".join(parts)))
+    w("- Negative = nmc worse. Details per material under \"Where nmc loses\"; the NTC figures are NVIDIA's "
+      "compressor on an H200 with 20k/100k steps, nmc's are this project's trainer with the preset and device named.")
+    w()
 
 
 def _definitions(w):
@@ -395,23 +428,25 @@ def _speed(w, db):
         texels = info["width"] * info["height"]
         c = row.get("compress") or {}
         rows.append([m, "%dx%d" % (info["width"], info["height"]), series, "%g" % rate, machine_text(row["machine"]),
-                     f2(row["compress_s"], 1), f2(c.get("training_seconds"), 1), f2(c.get("steps_per_second"), 1),
+                     f2(row["compress_s"], 1), f2(row.get("compress_cpu_s"), 1), f2(c.get("training_seconds"), 1),
+                     f2(c.get("steps_per_second"), 1),
                      f2(row["decompress_s"]), f2(texels / row["decompress_s"] / 1e6)])
     if rows:
-        w("Compress = `nmc compress` wall time; training = the trainer's own `training_seconds`; decompress = "
+        w("Compress = `nmc compress` wall time (CPU s: user + sys of the process, all threads; on a machine shared "
+          "with other builds the wall time varies 2-4x from run to run, see the load averages above); training = the trainer's own `training_seconds`; decompress = "
           "`nmc decompress --format png` wall time (on the CPU decoder unless the series says otherwise), and the "
           "mip-0 texels of the material (all its maps) per second that makes, PNG writing included.")
         w()
-        w.table(["material", "size", "series", "target bpp", "machine", "compress s", "training s", "steps/s",
-                 "decompress s", "decompress Mtexel/s"], rows, ["---"] * 5 + ["---:"] * 5)
+        w.table(["material", "size", "series", "target bpp", "machine", "compress s", "compress CPU s", "training s",
+                 "steps/s", "decompress s", "decompress Mtexel/s"], rows, ["---"] * 5 + ["---:"] * 6)
     else:
         w("No nmc runs yet.")
         w()
     gpu_rows = [r for r in rows if "cuda" in r[2]]
     if not gpu_rows:
-        w("**Not measured yet: nmc compression on the GPU machine** (`scripts/gpu-check.sh` is to run "
-          "`bench/run_benchmarks.py measure --codecs nmc --device cuda --speed` there and copy the results file "
-          "into `bench/results/`).")
+        w("**Not measured yet: nmc compression on the GPU machine.** `bench/README.md` gives the `measure` command "
+          "for it (`--device cuda --decode-device cuda --speed`); its results file, copied into `bench/results/`, "
+          "fills this table and the CUDA decoder one.")
         w()
     w("### NTC 0.9.2 training time on the H200 (from the shared CSV)")
     w()
