@@ -3,6 +3,7 @@ under bench/results/ and the shared baselines. The text says what each number is
 and where nmc loses. Nothing here measures: every figure comes from a results file or a baselines CSV.
 """
 
+import glob
 import os
 import statistics
 
@@ -109,6 +110,7 @@ def generate(opt, repo):
     w()
     _materials(w, db, all_materials, plot_names, plot_rel)
     _speed(w, db)
+    _gpu_check_logs(w, opt.results)
     _checks(w, db)
     with open(opt.out, "w") as f:
         f.write("\n".join(w.lines).rstrip() + "\n")
@@ -415,6 +417,28 @@ def _materials(w, db, materials, plot_names, plot_rel):
                              f2(p.psnr8) + extra] + [f2(p.per_texture.get(s)) for s in stems] + [
                     f2(p.get("psnr_float_all_mips")), f2(enc, 1), f2(p.get("decode_s")), where])
         w.table(header, rows, ["---", "---"] + ["---:"] * (len(header) - 3) + ["---"])
+
+
+def _gpu_check_logs(w, results_dir):
+    """GPU-machine runs of scripts/gpu-check.sh, kept as its own output (bench/results/*-gpu-check.txt)."""
+    logs = sorted(glob.glob(os.path.join(results_dir, "*-gpu-check.txt")))
+    if not logs:
+        return
+    w("## GPU machine runs (scripts/gpu-check.sh)")
+    w()
+    w("Each block is one run of `scripts/gpu-check.sh` on the GPU machine as it printed it (header lines: date, "
+      "machine, tree): build, the whole test suite with GPU tests required, the CPU and CUDA decoder benchmarks, and "
+      "`nmc compress --device cuda` + `nmc validate` on the materials it was given.")
+    w()
+    for path in logs:
+        w("### `%s`" % os.path.basename(path))
+        w()
+        w("```")
+        with open(path) as f:
+            for line in f.read().rstrip().splitlines():
+                w(line)
+        w("```")
+        w()
 
 
 def _speed(w, db):
