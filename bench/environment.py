@@ -85,10 +85,25 @@ def sha256_of(path):
     return h.hexdigest()
 
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def recorded_path(path):
+    """A path as results files record it: relative to the repository (../shared for the shared folder) when it
+    lies in or beside it, so results do not carry one machine's checkout location; absolute otherwise."""
+    full = os.path.abspath(path)
+    parent = os.path.dirname(REPO)
+    if full == REPO or full.startswith(REPO + os.sep):
+        return os.path.relpath(full, REPO)
+    if full.startswith(parent + os.sep):
+        return os.path.relpath(full, REPO)
+    return full
+
+
 def tool_versions(nmc=None, astcenc=None, nvcompress=None):
     out = {}
     if nmc:
-        out["nmc"] = dict(path=nmc, version=_first_line([nmc, "--version"]), sha256=sha256_of(nmc))
+        out["nmc"] = dict(path=recorded_path(nmc), version=_first_line([nmc, "--version"]), sha256=sha256_of(nmc))
     if astcenc:
         out["astcenc"] = dict(path=astcenc, version=_first_line([astcenc, "-version"]),
                               package=dpkg_version("astcenc"))

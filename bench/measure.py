@@ -149,7 +149,7 @@ def find_decoder_bench(repo, name="nmc_cpu_decoder_bench"):
 def run_decoder_bench(path, parse):
     wall, cpu, text = cr.run_timed([path])
     parsed = parse(text)
-    parsed.update(path=path, sha256=environment.sha256_of(path), wall_s=round(wall, 2))
+    parsed.update(path=environment.recorded_path(path), sha256=environment.sha256_of(path), wall_s=round(wall, 2))
     return parsed
 
 
@@ -217,7 +217,7 @@ def measure(opt, repo):
                       quality=opt.quality, steps=opt.steps, device=opt.device, decode_device=opt.decode_device,
                       astc_preset=opt.astc_preset,
                       astc_blocks=opt.astc_blocks, astc_threads=opt.threads or "astcenc default (all cores)",
-                      codecs=sorted(wanted), materials_root=os.path.abspath(opt.materials),
+                      codecs=sorted(wanted), materials_root=environment.recorded_path(opt.materials),
                       bc_decode="palette interpolation truncated (as nvdecompress)", notes=notes),
         materials=[], speed={})
     _log("results -> %s" % out)
