@@ -5,18 +5,13 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "decoder/cpu/cpu_decoder.h"
-#if NMC_HAS_CUDA_DECODER
-#include "decoder/cuda/cuda_decoder.h"
-#include "decoder/cuda/cuda_device.h"
-#endif
+#include "decoder/pack_decoder.h"
 #include "format/pack.h"
 #include "material/material.h"
 
@@ -51,39 +46,19 @@ Status make_directories(const std::string& dir) {
     return Status::success();
 }
 
-// "cpu" -> -1; "cuda" -> 0; "cuda:N" -> N; anything else -> -2.
-int cuda_device_index(const std::string& device) {
-    if (device == "cpu") return -1;
-    if (device == "cuda") return 0;
-    if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
-        device.find_first_not_of("0123456789", 5) == std::string::npos)
-        return std::stoi(device.substr(5));
-    return -2;
-}
-
 int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
-    const int cuda_index = cuda_device_index(o.device);
-    if (cuda_index == -2) {
-        print_error(Status(StatusCode::invalid_argument, "--device " + o.device + ": expected cpu, cuda or cuda:N"));
-        return kExitUsage;
-    }
-#if NMC_HAS_CUDA_DECODER
-    if (cuda_index >= 0 && cuda_index >= cuda_device_count()) {
-        print_error(Status(StatusCode::backend_unavailable, "--device " + o.device + ": no such CUDA device (" +
-                                                                std::to_string(cuda_device_count()) + " found)"));
-        return kExitUnavailable;
-    }
-#else
-    if (cuda_index >= 0) {
-        print_error(Status(StatusCode::backend_unavailable,
-                           "--device " + o.device + ": this build has no CUDA decoder (use --device cpu)"));
-        return kExitUnavailable;
-    }
-#endif
     auto pack = read_pack_file(o.pack_path);
     if (!pack.ok()) {
         print_error(pack.status());
         return exit_code_for(pack.status());
+    }
+    PackDecoderOptions decoder_options;
+    decoder_options.device = o.device;
+    decoder_options.threads = o.threads;
+    auto decoder = create_pack_decoder(pack.value(), decoder_options);
+    if (!decoder.ok()) {
+        print_error(decoder.status());
+        return exit_code_for(decoder.status());
     }
     const std::string format_override = o.format == "source" ? "" : o.format;
     const int mips = o.all_mips ? pack->material.mip_count : 1;
@@ -105,34 +80,11 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
         return kExitIo;
     }
 
-    CpuDecoderOptions decoder_options;
-    decoder_options.threads = o.threads;
-    auto decoder = CpuDecoder::create(pack.value(), decoder_options);
-    if (!decoder.ok()) {
-        print_error(decoder.status().with_context(o.pack_path));
-        return exit_code_for(decoder.status());
-    }
-    // Textures come from the CUDA decoder when asked for; the CPU decoder above also checked the pack.
-    std::function<Result<Image>(int, int)> decode_texture = [&](int t, int m) { return decoder->decode_texture(t, m); };
-    std::string decoded_on = std::string("the CPU (") + decoder->isa_name() + " kernel)";
-#if NMC_HAS_CUDA_DECODER
-    std::unique_ptr<CudaDecoder> cuda;
-    if (cuda_index >= 0) {
-        auto created = CudaDecoder::create(pack.value(), {cuda_index, CudaMatmulPath::automatic});
-        if (!created.ok()) {
-            print_error(created.status().with_context(o.pack_path));
-            return exit_code_for(created.status());
-        }
-        cuda = std::make_unique<CudaDecoder>(std::move(created).value());
-        decode_texture = [&](int t, int m) { return cuda->decode_texture(t, m); };
-        decoded_on = "CUDA device " + std::to_string(cuda_index) + " (" + to_string(cuda->path()) + " path)";
-    }
-#endif
     size_t written = 0;
     for (size_t t = 0; t < pack->textures.size(); ++t) {
         const TextureLayout& layout = pack->textures[t];
         for (int m = 0; m < mips; ++m) {
-            auto image = decode_texture(static_cast<int>(t), m);
+            auto image = (*decoder)->decode_texture(static_cast<int>(t), m);
             Status s = image.ok() ? write_texture(o.out_dir, layout, image.value(), m, o.suffix, format_override, o.force)
                                   : image.status();
             if (!s.ok()) {
@@ -146,7 +98,7 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
         }
     }
     if (globals.verbosity > 0)
-        std::printf("%zu file(s) from %s, decoded on %s\n", written, o.pack_path.c_str(), decoded_on.c_str());
+        std::printf("%zu file(s) from %s, decoded on %s\n", written, o.pack_path.c_str(), (*decoder)->description().c_str());
     return kExitOk;
 }
 

@@ -104,6 +104,17 @@ std::vector<Image> source_images_from_planes(const Pack& pack,
 
 Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
                                            const ReferenceMaterial& reference) {
+    return measure_quality(CpuPackDecoder(decoder), pack, reference);
+}
+
+Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+                                           const std::vector<std::vector<std::vector<float>>>& planes,
+                                           const std::vector<Image>& source_images) {
+    return measure_quality(CpuPackDecoder(decoder), pack, planes, source_images);
+}
+
+Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pack& pack,
+                                           const ReferenceMaterial& reference) {
     const Material& source = reference.material;
     if (source.width != pack.material.width || source.height != pack.material.height ||
         source.mip_count != pack.material.mip_count)
@@ -111,7 +122,7 @@ Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack
     return measure_quality(decoder, pack, source.mips, reference.source_images);
 }
 
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pack& pack,
                                            const std::vector<std::vector<std::vector<float>>>& planes,
                                            const std::vector<Image>& source_images) {
     const size_t channel_count = pack.channels.size();

@@ -10,6 +10,7 @@
 #include "core/image.h"
 #include "core/status.h"
 #include "decoder/cpu/cpu_decoder.h"
+#include "decoder/pack_decoder.h"
 #include "format/pack.h"
 #include "material/material.h"
 
@@ -67,13 +68,20 @@ struct QualityMeasurement {
 // PSNR in dB of a mean squared error of values in [0, 1]; 99 (spec 5.8's "lossless") for mse <= 0.
 double psnr_from_mse(double mse);
 
-// Decodes every mip of `pack` with `decoder` and compares it with `reference`. invalid_argument if the
-// reference does not match the pack's size, mips or channels.
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+// Decodes every mip of `pack` with `decoder` (CPU or CUDA) and compares it with `reference`. invalid_argument if
+// the reference does not match the pack's size, mips or channels.
+Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pack& pack,
                                            const ReferenceMaterial& reference);
 
 // The same from reference planes (planes[m][c]: mip m of pack channel c, normalised to [0, 1] as
 // Material::mips) and the mip-0 source images, for callers that already hold the planes (the compressor).
+Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pack& pack,
+                                           const std::vector<std::vector<std::vector<float>>>& planes,
+                                           const std::vector<Image>& source_images);
+
+// The two above with the CPU decoder.
+Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
+                                           const ReferenceMaterial& reference);
 Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
                                            const std::vector<std::vector<std::vector<float>>>& planes,
                                            const std::vector<Image>& source_images);

@@ -39,7 +39,7 @@ void heat_colour(float error_codes, float* rgb) {
 
 // One heat map per texture: per texel, the largest 8-bit code difference over the texture's channels at mip 0,
 // each channel normalised by its pack channel's range first, as measure_quality() does for the 8-bit figures.
-Status write_heat_maps(const CpuDecoder& decoder, const Pack& pack, const ReferenceMaterial& ref,
+Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const ReferenceMaterial& ref,
                        const ValidationOptions& options, std::vector<std::string>& written) {
     if (::mkdir(options.diff_dir.c_str(), 0755) != 0 && !is_directory(options.diff_dir))
         return Status(StatusCode::io_error, options.diff_dir + ": cannot create folder");
@@ -114,9 +114,9 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     report.stored_quality_present = pack->quality.present;
     report.stored_psnr_db = pack->quality.psnr_db;
 
-    auto decoder = CpuDecoder::create(pack.value(), options.decoder);
+    auto decoder = create_pack_decoder(pack.value(), options.decoder);
     if (!decoder.ok()) return decoder.status();
-    report.decoder_isa = decoder->isa_name();
+    report.decoder = (*decoder)->description();
 
     // Sources: the user's folder, or the one recorded at compression time if it still exists.
     std::string source_dir = options.source_dir;
@@ -150,7 +150,7 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
         report.sources.push_back(std::move(check));
     }
 
-    auto quality = measure_quality(decoder.value(), pack.value(), reference.value());
+    auto quality = measure_quality(**decoder, pack.value(), reference.value());
     if (!quality.ok()) return quality.status();
     report.quality = std::move(quality.value());
     report.quality_measured = true;
@@ -172,7 +172,7 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     if (quality_failed && report.verdict == Verdict::pass) report.verdict = Verdict::quality_below_threshold;
 
     if (!options.diff_dir.empty())
-        NMC_RETURN_IF_ERROR(write_heat_maps(decoder.value(), pack.value(), reference.value(), options, report.diff_images));
+        NMC_RETURN_IF_ERROR(write_heat_maps(**decoder, pack.value(), reference.value(), options, report.diff_images));
     return report;
 }
 
@@ -188,7 +188,7 @@ std::string validation_report_json(const ValidationReport& r) {
     j["structural_problems"] = problems;
     j["file_size"] = r.file_size;
     j["bits_per_texel"] = r.bits_per_texel;
-    j["decoder"] = r.decoder_isa;
+    j["decoder"] = r.decoder;
     j["source_dir"] = r.source_dir;
     if (!r.source_note.empty()) j["source_note"] = r.source_note;
     Json sources = Json::array();

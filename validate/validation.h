@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "decoder/cpu/cpu_decoder.h"
+#include "decoder/pack_decoder.h"
 #include "validate/quality_measurement.h"
 
 namespace nmc {
@@ -18,7 +18,7 @@ struct ValidationOptions {
     double max_drop_db = 0.05;   // fail when |stored - measured| PSNR exceeds this
     std::string diff_dir;        // "" : no heat maps; else one PNG per texture (mip 0, 8-bit code error)
     bool overwrite = false;      // heat maps may replace existing files
-    CpuDecoderOptions decoder;
+    PackDecoderOptions decoder;  // device (cpu, cuda, cuda:N) and CPU threads
 };
 
 struct SourceCheck {
@@ -53,7 +53,7 @@ struct ValidationReport {
     std::vector<std::string> failures;       // each failed check in words
     std::vector<std::string> diff_images;    // heat maps written
     Verdict verdict = Verdict::pass;
-    std::string decoder_isa;
+    std::string decoder;  // where decoding ran: "CPU (avx512bf16 kernel)", "CUDA device 0 (fp8 path)"
 };
 
 // Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all (io_error), is not

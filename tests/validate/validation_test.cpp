@@ -126,7 +126,7 @@ TEST_F(Validation, GoodPackPasses) {
     ASSERT_TRUE(size.ok());
     EXPECT_EQ(r.file_size, size->size());
     EXPECT_DOUBLE_EQ(r.bits_per_texel, static_cast<double>(size->size()) * 8 / 64);
-    EXPECT_FALSE(r.decoder_isa.empty());
+    EXPECT_FALSE(r.decoder.empty());
     EXPECT_TRUE(r.diff_images.empty());
 }
 
@@ -348,7 +348,7 @@ TEST_F(Validation, JsonReportCarriesTheNumbers) {
     EXPECT_TRUE(j["structural_problems"].empty());
     EXPECT_EQ(j["file_size"], r.file_size);
     EXPECT_EQ(j["bits_per_texel"], r.bits_per_texel);
-    EXPECT_EQ(j["decoder"], r.decoder_isa);
+    EXPECT_EQ(j["decoder"], r.decoder);
     EXPECT_EQ(j["source_dir"], source_dir_);
     ASSERT_EQ(j["sources"].size(), 2u);
     EXPECT_EQ(j["sources"][1]["file"], "rock_Rough.png");

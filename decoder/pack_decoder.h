@@ -1,0 +1,56 @@
+// One interface over the CPU and CUDA decoders, chosen by a device string ("cpu", "cuda", "cuda:N"), for the
+// commands and libraries that decode whole textures (nmc decompress, nmc validate, quality measurement).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/image.h"
+#include "core/status.h"
+#include "decoder/cpu/cpu_decoder.h"
+#include "format/pack.h"
+
+namespace nmc {
+
+// Whole-texture decoding as docs/format-spec.md section 8 defines it, whichever decoder runs it.
+class PackDecoder {
+public:
+    virtual ~PackDecoder() = default;
+    // spec 8.1-8.7: every texel of mip `mip`; out[c] is pack channel c's w_m * h_m plane.
+    virtual Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const = 0;
+    // spec 8.1-8.9: texture `texture` at mip `mip` as source-channel values.
+    virtual Result<Image> decode_texture(int texture, int mip) const = 0;
+    // Where it runs, for reports: "CPU (avx512bf16 kernel)", "CUDA device 0 (fp8 path)".
+    virtual std::string description() const = 0;
+};
+
+// The CPU decoder behind the interface (CpuDecoder is a cheap shared handle, so this keeps a copy).
+class CpuPackDecoder final : public PackDecoder {
+public:
+    explicit CpuPackDecoder(CpuDecoder decoder) : decoder_(std::move(decoder)) {}
+    Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const override {
+        return decoder_.decode_mip_channels(mip, out);
+    }
+    Result<Image> decode_texture(int texture, int mip) const override { return decoder_.decode_texture(texture, mip); }
+    std::string description() const override { return std::string("CPU (") + decoder_.isa_name() + " kernel)"; }
+
+private:
+    CpuDecoder decoder_;
+};
+
+struct PackDecoderOptions {
+    std::string device = "cpu";  // "cpu", "cuda" (device 0) or "cuda:N"
+    int threads = 0;             // CPU decoder threads (0: all cores)
+};
+
+// Whether this build has the CUDA decoder.
+bool cuda_decoder_built();
+
+// Creates the decoder `options.device` names. invalid_argument for a device string that is none of the three
+// forms; backend_unavailable when the build has no CUDA decoder ("--device cuda: this build has no CUDA
+// decoder") or the device does not exist ("--device cuda:3: no such CUDA device (1 found)"); the decoders' own
+// errors for a pack they cannot decode.
+Result<std::unique_ptr<PackDecoder>> create_pack_decoder(const Pack& pack, const PackDecoderOptions& options);
+
+}  // namespace nmc
