@@ -22,6 +22,7 @@
 
 #include "batch/batch.h"
 #include "format/pack.h"
+#include "tests/cli/nmc_process.h"
 #include "tests/material/test_support.h"
 
 namespace {
@@ -36,37 +37,15 @@ std::string fast_batch(const std::string& args) {
     return "-q batch " + args + " --quality fast --steps 20 --bpp 600";
 }
 
-struct CommandResult {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string binary() {
-    const char* env = std::getenv("NMC_BINARY");
-    return env && *env ? env : NMC_BINARY_PATH;
-}
+using nmc::test::CommandResult;
+using nmc::test::nmc_binary;
+using nmc::test::run_nmc;
 
 std::string slurp(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-// Runs `nmc <args>` through the shell (arguments are test-controlled paths without quotes).
-CommandResult run_nmc(const std::string& args, const std::string& scratch) {
-    const std::string out_path = scratch + "/stdout.txt";
-    const std::string err_path = scratch + "/stderr.txt";
-    const std::string command = "'" + binary() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
-    const int status = std::system(command.c_str());
-    CommandResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    fs::remove(out_path);
-    fs::remove(err_path);
-    return r;
 }
 
 // A two-map material (albedo + roughness) whose pixels depend on `variant`.
@@ -209,7 +188,7 @@ TEST(BatchCli, ResumesAfterKill) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-        const std::string bin = binary();
+        const std::string bin = nmc_binary();
         const std::string null_path = "/dev/null";
         std::freopen(null_path.c_str(), "w", stdout);
         std::freopen(null_path.c_str(), "w", stderr);

@@ -19,6 +19,7 @@
 
 #include "core/file_io.h"
 #include "material/image_io.h"
+#include "tests/cli/nmc_process.h"
 #include "tests/validate/constant_pack.h"
 
 namespace nmc {
@@ -29,16 +30,7 @@ using testing::from_pack;
 using testing::read_text;
 using testing::texture_layout;
 
-struct CommandResult {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string binary() {
-    const char* env = std::getenv("NMC_BINARY");
-    return env && *env ? env : NMC_BINARY_PATH;
-}
+using test::CommandResult;
 
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
@@ -102,20 +94,7 @@ protected:
         pack_ = pack;
     }
 
-    // Runs `nmc <args>` through the shell (arguments are test-controlled paths without quotes).
-    CommandResult run_nmc(const std::string& args) const {
-        const std::string out_path = dir_.file("stdout.txt");
-        const std::string err_path = dir_.file("stderr.txt");
-        const std::string command = "'" + binary() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
-        const int status = std::system(command.c_str());
-        CommandResult r;
-        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        r.out = read_text(out_path);
-        r.err = read_text(err_path);
-        std::remove(out_path.c_str());
-        std::remove(err_path.c_str());
-        return r;
-    }
+    CommandResult run_nmc(const std::string& args) const { return test::run_nmc(args, dir_.path()); }
 
     std::vector<std::string> source_names() const {
         std::vector<std::string> names;

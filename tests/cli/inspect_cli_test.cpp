@@ -14,19 +14,11 @@
 #include <string>
 
 #include "core/file_io.h"
+#include "tests/cli/nmc_process.h"
 
 namespace {
 
-struct CommandResult {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string binary() {
-    const char* env = std::getenv("NMC_BINARY");
-    return env && *env ? env : NMC_BINARY_PATH;
-}
+using nmc::test::CommandResult;
 
 std::string golden() {
     return std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc";
@@ -36,27 +28,7 @@ std::string temp_path(const std::string& name) {
     return ::testing::TempDir() + "/nmc_cli_" + std::to_string(::getpid()) + "_" + name;
 }
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// Runs `nmc <args>` through the shell (arguments are test-controlled paths without quotes).
-CommandResult run_nmc(const std::string& args) {
-    const std::string out_path = temp_path("stdout");
-    const std::string err_path = temp_path("stderr");
-    const std::string command = "'" + binary() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
-    const int status = std::system(command.c_str());
-    CommandResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    std::remove(out_path.c_str());
-    std::remove(err_path.c_str());
-    return r;
-}
+CommandResult run_nmc(const std::string& args) { return nmc::test::run_nmc(args, ::testing::TempDir()); }
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
     std::ofstream(path, std::ios::binary)
