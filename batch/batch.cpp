@@ -182,6 +182,11 @@ std::string batch_fingerprint(const std::vector<SourceFile>& sources, const Batc
                   static_cast<long long>(settings.steps), settings.batch_size,
                   static_cast<unsigned long long>(settings.seed));
     std::string text = "nmc batch fingerprint 1\ntool=" + settings.tool + "\nquality=" + settings.quality + "\n" + numbers;
+    // Only a set target enters the text, so fingerprints of budget-only batches stay what they were.
+    if (settings.target_psnr > 0) {
+        std::snprintf(numbers, sizeof numbers, "target_psnr=%.17g\n", settings.target_psnr);
+        text += numbers;
+    }
     for (const SourceFile& s : sources) text += s.name + "\t" + s.sha256 + "\n";
     return Sha256::hex_digest(text.data(), text.size());
 }
@@ -374,6 +379,52 @@ std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan) {
     return records;
 }
 
+namespace {
+
+// RFC 4180 field: quoted when it holds a comma, quote or line break, with quotes doubled.
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+std::string csv_report(const std::vector<MaterialRecord>& records) {
+    size_t texture_columns = 0;
+    for (const MaterialRecord& r : records) texture_columns = std::max(texture_columns, r.textures.size());
+    std::string csv = "material,status,maps,width,height,source_bytes,bcn_bytes,pack_bytes,bits_per_texel,"
+                      "ratio_vs_source,ratio_vs_bcn,psnr_db,seconds,error";
+    for (size_t t = 1; t <= texture_columns; ++t)
+        csv += ",texture" + std::to_string(t) + ",texture" + std::to_string(t) + "_psnr_db";
+    csv += "\n";
+    char line[512];
+    for (const MaterialRecord& r : records) {
+        csv += csv_field(r.relative) + "," + csv_field(r.status) + ",";
+        if (r.pack_bytes > 0)
+            std::snprintf(line, sizeof line, "%d,%d,%d,%llu,%llu,%llu,%.4f,%.3f,%.3f,%.3f,", r.maps, r.width, r.height,
+                          static_cast<unsigned long long>(r.source_bytes),
+                          static_cast<unsigned long long>(r.bcn_bytes), static_cast<unsigned long long>(r.pack_bytes),
+                          r.bits_per_texel, r.ratio_vs_source, r.ratio_vs_bcn, r.psnr_db);
+        else
+            std::snprintf(line, sizeof line, ",,,,,,,,,,");
+        csv += line;
+        std::snprintf(line, sizeof line, "%.1f,", r.seconds);
+        csv += line + csv_field(r.error);
+        for (size_t t = 0; t < texture_columns; ++t) {
+            if (t < r.textures.size()) {
+                std::snprintf(line, sizeof line, ",%.3f", r.textures[t].psnr_db);
+                csv += "," + csv_field(r.textures[t].texture) + line;
+            } else {
+                csv += ",,";
+            }
+        }
+        csv += "\n";
+    }
+    return csv;
+}
+
+}  // namespace
+
 Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records) {
     Json materials = Json::array();
     std::map<std::string, int> counts = {{"ok", 0}, {"skipped", 0}, {"failed", 0}, {"pending", 0}};
@@ -428,7 +479,8 @@ Status write_reports(const std::string& out_dir, const std::string& stem, const 
         std::snprintf(line, sizeof line, " | %.1f | ", r.seconds);
         md += psnr + line + status + " |\n";
     }
-    return write_text_atomically((fs::path(out_dir) / (stem + ".md")).string(), md);
+    NMC_RETURN_IF_ERROR(write_text_atomically((fs::path(out_dir) / (stem + ".md")).string(), md));
+    return write_text_atomically((fs::path(out_dir) / (stem + ".csv")).string(), csv_report(records));
 }
 
 }  // namespace nmc

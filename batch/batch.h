@@ -43,7 +43,8 @@ Result<ShardSpec> parse_shard(const std::string& text);
 // The compression settings that change what a pack contains (the device does not: CPU and CUDA packs of one
 // material are both valid results, so a tree compressed on either is up to date on the other).
 struct BatchSettings {
-    double bpp = 5.0;
+    double bpp = 5.0;          // the budget, or with target_psnr the first rate tried
+    double target_psnr = 0;    // > 0: `nmc compress --target-psnr`, the smallest pack reaching it
     std::string quality = "normal";
     int64_t steps = 0;      // 0: the preset's
     int batch_size = 0;     // 0: the preset's
@@ -157,8 +158,9 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
 // matches the current fingerprint and, for "ok", its pack still reads back; otherwise "pending".
 std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan);
 
-// OUT/<stem>.json (every record field, plus totals) and OUT/<stem>.md (a table: material, maps, resolution,
-// source bytes, BCn bytes, pack bytes, bits per texel, ratio, PSNR per texture, time, status), atomically.
+// OUT/<stem>.json (every record field, plus totals), OUT/<stem>.md (a table: material, maps, resolution,
+// source bytes, BCn bytes, pack bytes, bits per texel, ratio, PSNR per texture, time, status) and OUT/<stem>.csv
+// (the same columns for spreadsheets, one texture PSNR column per texture slot), atomically.
 Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records);
 
 }  // namespace nmc

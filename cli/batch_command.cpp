@@ -110,12 +110,6 @@ int print_summary(const std::vector<MaterialRecord>& records, const std::string&
 }
 
 int run_batch_command(const BatchCliOptions& o, int verbosity) {
-    if (o.target_psnr > 0) {
-        print_error(Status(StatusCode::invalid_argument,
-                           "--target-psnr needs quality-targeted rate control in `nmc compress`, which it does not "
-                           "have yet; use --bpp"));
-        return kExitUsage;
-    }
     if (o.quality != "fast" && o.quality != "normal" && o.quality != "best") {
         print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
         return kExitUsage;
@@ -152,6 +146,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
 
     BatchSettings settings;
     settings.bpp = o.bpp;
+    settings.target_psnr = o.target_psnr;
     settings.quality = o.quality;
     settings.steps = o.steps;
     settings.batch_size = o.batch;
@@ -252,7 +247,10 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
     command->add_option("ROOT", options->root, "The asset tree to search for materials")->required();
     command->add_option("-o,--output", options->output, "Output folder (mirrors ROOT; holds the reports)")->required();
     command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")->capture_default_str();
-    command->add_option("--target-psnr", options->target_psnr, "Not available yet: nmc compress has no quality target");
+    command->add_option("--target-psnr", options->target_psnr,
+                        "Per material, the smallest pack whose PSNR reaches this many dB (nmc compress --target-psnr; "
+                        "--bpp is then the first rate tried)")
+        ->check(CLI::Range(1.0, 99.0));
     command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");

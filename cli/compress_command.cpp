@@ -7,16 +7,19 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "compressor/compressor.h"
+#include "compressor/target_search.h"
 #include "core/file_io.h"
 #include "material/material.h"
 
@@ -48,9 +51,12 @@ struct CompressCliOptions {
     std::string input;
     std::string output;
     double bpp = 5.0;
+    double target_psnr = 0;  // > 0: search for the smallest pack reaching it (--bpp is the first guess)
     std::string quality = "normal";
     int64_t steps = 0;
     int batch = 0;
+    float latent_lr = 0;
+    float network_lr = 0;
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string output_layer = "int8";
@@ -123,6 +129,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.target_bpp = o.bpp;
     options.steps = o.steps;
     options.batch_size = o.batch;
+    options.latent_learning_rate = o.latent_lr;
+    options.network_learning_rate = o.network_lr;
     options.seed = o.seed;
     options.device = o.device;
     options.output_layer = output_layer;
@@ -131,17 +139,28 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     const bool show_progress = verbosity > 0 && isatty(fileno(stderr));
     auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     InterruptScope interrupt_scope;
+    std::string progress_prefix;  // the target search's attempt, when searching
     const auto progress = [&](const TrainingProgress& p) {
         if (g_interrupted) return false;
         const auto now = std::chrono::steady_clock::now();
         if (show_progress && (now - last_print > std::chrono::milliseconds(250) || p.step == p.total_steps)) {
             last_print = now;
-            std::fprintf(stderr, "\rstep %lld/%lld  PSNR %.2f dB  elapsed %s  ETA %s   ",
+            std::fprintf(stderr, "\r%sstep %lld/%lld  PSNR %.2f dB  elapsed %s  ETA %s   ", progress_prefix.c_str(),
                          static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.psnr_estimate_db,
                          format_seconds(p.elapsed_seconds).c_str(), format_seconds(p.eta_seconds).c_str());
             std::fflush(stderr);
         }
         return true;
+    };
+    int last_attempt = 0;
+    const auto search_progress = [&](const TargetSearchProgress& p) {
+        if (show_progress && p.attempt != last_attempt && last_attempt > 0) std::fprintf(stderr, "\n");
+        last_attempt = p.attempt;
+        char prefix[96];
+        std::snprintf(prefix, sizeof prefix, "attempt %d/%d (~%.2f bpp)  ", p.attempt, p.max_attempts,
+                      p.estimated_bits_per_texel);
+        progress_prefix = prefix;
+        return progress(p.training);
     };
 #ifdef __GLIBC__
     // LibTorch allocates and frees megabyte-sized tensors many times a step; by default glibc maps and unmaps
@@ -149,7 +168,21 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
-    auto result = compress(target, options, progress);
+    std::optional<TargetSearchResult> search;
+    Result<CompressResult> result = Status(StatusCode::internal, "not run");
+    if (o.target_psnr > 0) {
+        TargetSearchOptions search_options;
+        search_options.target_psnr_db = o.target_psnr;
+        auto searched = compress_to_target_psnr(target, options, search_options, search_progress);
+        if (searched.ok()) {
+            search = std::move(*searched);
+            result = std::move(search->result);
+        } else {
+            result = searched.status();
+        }
+    } else {
+        result = compress(target, options, progress);
+    }
     if (show_progress) std::fprintf(stderr, "\n");
     if (g_interrupted && result.ok()) result = Status(StatusCode::cancelled, "interrupted");
     if (!result.ok()) {
@@ -159,6 +192,18 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         }
         print_error(result.status());
         return exit_code_for(result.status(), true);
+    }
+    if (search && !search->reached) {
+        const TargetAttempt& best = *std::max_element(
+            search->attempts.begin(), search->attempts.end(),
+            [](const TargetAttempt& a, const TargetAttempt& b) { return a.psnr_db < b.psnr_db; });
+        char message[256];
+        std::snprintf(message, sizeof message,
+                      "%s: target %.2f dB not reached; the best of %zu attempts gave %.2f dB at %.2f bpp; nothing "
+                      "was written (try a lower target or a longer preset)",
+                      o.input.c_str(), o.target_psnr, search->attempts.size(), best.psnr_db, best.bits_per_texel);
+        print_error(Status(StatusCode::invalid_argument, message));
+        return kExitQuality;
     }
     const Status written = write_file_atomically(o.output, result->file.data(), result->file.size(),
                                                  o.force ? Overwrite::allow : Overwrite::refuse);
@@ -187,7 +232,20 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         j["material"] = pack.material.name;
         j["file_bytes"] = result->file.size();
         j["bits_per_texel"] = pack.quality.bits_per_texel;
-        j["target_bpp"] = o.bpp;
+        if (search) {
+            j["target_psnr_db"] = o.target_psnr;
+            j["search_steps"] = search->total_steps;
+            j["full_run_steps"] = search->full_run_steps;
+            Json attempts = Json::array();
+            for (const TargetAttempt& a : search->attempts)
+                attempts.push_back({{"grid_scale", a.shape.grid_scale}, {"features", a.shape.feature_count},
+                                    {"bits", a.shape.bits}, {"file_bytes", a.file_bytes},
+                                    {"bits_per_texel", a.bits_per_texel}, {"psnr_db", a.psnr_db},
+                                    {"steps", a.steps}, {"warm_started", a.warm_started}, {"reached", a.reached}});
+            j["attempts"] = attempts;
+        } else {
+            j["target_bpp"] = o.bpp;
+        }
         j["source_bytes"] = source_bytes;
         j["ratio_vs_source"] = source_bytes > 0 ? static_cast<double>(source_bytes) / file_bytes : 0.0;
         j["bcn_bytes"] = static_cast<uint64_t>(bcn_bytes);
@@ -221,8 +279,21 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     }
     std::printf("all pack channels, all mips: %.2f dB; 8-bit mip 0 (psnr8_mip0): %.2f dB\n", pack.quality.psnr_db,
                 pack.quality.psnr8_mip0_db);
-    std::printf("pack: %s, %.0f bytes, %.3f bits per texel (target %.3g)\n", o.output.c_str(), file_bytes,
-                pack.quality.bits_per_texel, o.bpp);
+    if (search) {
+        std::printf("target %.2f dB: %zu attempts, %lld steps in all (%.2fx one run)\n", o.target_psnr,
+                    search->attempts.size(), static_cast<long long>(search->total_steps),
+                    static_cast<double>(search->total_steps) / static_cast<double>(search->full_run_steps));
+        for (const TargetAttempt& a : search->attempts)
+            std::printf("  S=%d F=%-2d b=%d  %6lld steps%s  %.3f bpp  %.2f dB  %s\n", a.shape.grid_scale,
+                        a.shape.feature_count, a.shape.bits, static_cast<long long>(a.steps),
+                        a.warm_started ? " (warm)" : "       ", a.bits_per_texel, a.psnr_db,
+                        a.reached ? "reached" : "below");
+        std::printf("pack: %s, %.0f bytes, %.3f bits per texel\n", o.output.c_str(), file_bytes,
+                    pack.quality.bits_per_texel);
+    } else {
+        std::printf("pack: %s, %.0f bytes, %.3f bits per texel (target %.3g)\n", o.output.c_str(), file_bytes,
+                    pack.quality.bits_per_texel, o.bpp);
+    }
     if (source_bytes > 0)
         std::printf("ratio: %.1fx smaller than the source files (%llu bytes)\n",
                     static_cast<double>(source_bytes) / file_bytes, static_cast<unsigned long long>(source_bytes));
@@ -243,10 +314,20 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     auto options = std::make_shared<CompressCliOptions>();
     command->add_option("MATERIAL", options->input, "Material folder or manifest (.json)")->required();
     command->add_option("-o,--output", options->output, "The .nmc pack to write")->required();
-    command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")->capture_default_str();
+    command->add_option("--bpp", options->bpp,
+                        "Whole-file budget in bits per mip-0 texel (with --target-psnr: the first rate tried)")
+        ->capture_default_str();
+    command->add_option("--target-psnr", options->target_psnr,
+                        "Write the smallest pack whose PSNR (all channels, all mips) reaches this many dB")
+        ->check(CLI::Range(1.0, 99.0));
     command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
+    command->add_option("--latent-lr", options->latent_lr, "Adam learning rate of the latents (default: the preset's)")
+        ->check(CLI::Range(0.0, 10.0));
+    command->add_option("--network-lr", options->network_lr,
+                        "Adam learning rate of the network (default: the preset's)")
+        ->check(CLI::Range(0.0, 10.0));
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
     command->add_option("--device", options->device, "cpu, cuda or cuda:N")->capture_default_str();
     command->add_option("--output-layer", options->output_layer,

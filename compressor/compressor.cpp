@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "compressor/model.h"
+#include "compressor/warm_start.h"
 #include "core/number_formats.h"
 #include "decoder/cpu/cpu_decoder.h"
 #include "validate/quality_measurement.h"
@@ -170,7 +171,8 @@ int64_t Compressor::total_steps() const { return impl_->total_steps; }
 int Compressor::batch_size() const { return impl_->batch_size; }
 const std::string& Compressor::device_name() const { return impl_->device_name; }
 
-Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& target, const CompressOptions& options) {
+Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& target, const CompressOptions& options,
+                                                       const Compressor* warm_start) {
     NMC_RETURN_IF_ERROR(check_training_target(target));
     NMC_RETURN_IF_ERROR(check_options(options));
     auto impl = std::make_unique<Impl>();
@@ -243,6 +245,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
             network_parameters.push_back(model.weights.back());
             network_parameters.push_back(model.biases.back());
         }
+        if (warm_start) NMC_RETURN_IF_ERROR(detail::warm_start_model(warm_start->impl_->model, model));
         const auto adam = [](double lr) { return torch::optim::AdamOptions(lr).betas({0.9, 0.999}).eps(1e-8); };
         impl->latent_optimizer = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{model.latents},
                                                                       adam(impl->latent_learning_rate));
@@ -421,7 +424,11 @@ Result<CompressResult> compress(const TrainingTarget& target, const CompressOpti
     auto compressor = Compressor::create(target, options);
     if (!compressor.ok()) return compressor.status();
     NMC_RETURN_IF_ERROR((*compressor)->train(progress));
-    auto pack = (*compressor)->export_pack();
+    return finish_compression(**compressor, target);
+}
+
+Result<CompressResult> finish_compression(Compressor& compressor, const TrainingTarget& target) {
+    auto pack = compressor.export_pack();
     if (!pack.ok()) return pack.status();
 
     // Measure what a reader gets: write, read back, decode with the CPU decoder.
@@ -445,7 +452,7 @@ Result<CompressResult> compress(const TrainingTarget& target, const CompressOpti
     CompressResult result;
     result.pack = std::move(*pack);
     result.pack.quality = to_quality_report(*quality, 0.0);
-    result.shape = (*compressor)->latent_shape();
+    result.shape = compressor.latent_shape();
     result.training_seconds = result.pack.encoder.training_seconds;
     // The stored bits per texel describe the final file, whose size depends (slightly) on that number: settle it.
     std::vector<uint8_t> file = std::move(*first);

@@ -68,8 +68,11 @@ class Compressor {
 public:
     // Validates the target and options, picks the latent shape, allocates parameters on the device.
     // invalid_argument for bad options or a budget too small; backend_unavailable for a CUDA device that
-    // this LibTorch or this machine lacks.
-    static Result<std::unique_ptr<Compressor>> create(const TrainingTarget& target, const CompressOptions& options);
+    // this LibTorch or this machine lacks. With `warm_start` (a trained compressor of the same target and
+    // network widths, any latent shape), the parameters start from its model (compressor/warm_start.h)
+    // instead of a random initialisation.
+    static Result<std::unique_ptr<Compressor>> create(const TrainingTarget& target, const CompressOptions& options,
+                                                      const Compressor* warm_start = nullptr);
     ~Compressor();
     Compressor(const Compressor&) = delete;
     Compressor& operator=(const Compressor&) = delete;
@@ -108,6 +111,10 @@ struct CompressResult {
 // measured quality (spec 5.8). Nothing is written to disk.
 Result<CompressResult> compress(const TrainingTarget& target, const CompressOptions& options,
                                 const ProgressCallback& progress = {});
+
+// The second half of compress() for a trained compressor: export, write, read back, decode, measure against
+// `target` (the same target it was created with, planes included) and serialise with the measured quality.
+Result<CompressResult> finish_compression(Compressor& compressor, const TrainingTarget& target);
 
 // Rounds every value to E4M3 with the trainer's LibTorch operations (the ones its forward pass uses), on the
 // CPU. Exposed so tests can check it against core's float_to_fp8_e4m3.

@@ -13,10 +13,11 @@ constexpr uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a
 constexpr int kHiddenWidth = 64;
 constexpr int kHiddenLayers = 3;
 constexpr int kMaxGridScale = 8;
-constexpr int kFeatureCounts[] = {4, 8, 12, 16};
+constexpr int kMinFeatures = 2;
+constexpr int kMaxFeatures = 16;
 constexpr int kBitCounts[] = {1, 2, 4, 8};
 // Shapes within this fraction of the largest fitting latent byte count count as equally good (see header).
-constexpr double kNearBestFraction = 0.9;
+constexpr double kNearBestFraction = 0.95;
 
 }  // namespace
 
@@ -83,7 +84,7 @@ Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int
     std::vector<RateChoice> fitting;
     uint64_t smallest = UINT64_MAX;
     for (int scale = 1; scale <= kMaxGridScale; ++scale)
-        for (int features : kFeatureCounts)
+        for (int features = kMinFeatures; features <= kMaxFeatures; ++features)
             for (int bits : kBitCounts) {
                 RateChoice choice;
                 choice.shape = {scale, features, bits, latent_level_count(width, height, mip_count, scale)};

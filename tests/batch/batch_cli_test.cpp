@@ -310,12 +310,58 @@ TEST(BatchCli, ShardRunsMergeIntoOneReport) {
     }
 }
 
-TEST(BatchCli, RejectsTargetPsnr) {
+// --target-psnr reaches every child: a low target is met (and the settings change rebuilds the packs made
+// without it); an unreachable one fails its material with `nmc compress`'s quality exit code, not the batch.
+TEST(BatchCli, TargetPsnrIsPassedToEveryMaterial) {
     TempDir dir;
-    const CommandResult r = run_nmc("batch " + dir.path() + " -o " + dir.file("out") + " --target-psnr 40", dir.path());
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("--target-psnr"), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(dir.file("out")));
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/a", "a", 1);
+    write_material(root + "/b", "b", 2);
+    CommandResult r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_nmc(fast_batch(root + " -o " + out + " --target-psnr 8"), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    std::map<std::string, Json> rows = report_rows(out);
+    ASSERT_EQ(rows.size(), 2u);
+    for (const auto& [name, row] : rows) {
+        EXPECT_EQ(row["status"], "ok") << name;  // rebuilt, not skipped: the target is part of the fingerprint
+        EXPECT_GE(row["psnr_db"].get<double>(), 8.0) << name;
+    }
+    r = run_nmc(fast_batch(root + " -o " + out + " --target-psnr 97"), dir.path());
+    EXPECT_EQ(r.exit_code, 9) << r.out << r.err;
+    rows = report_rows(out);
+    for (const auto& [name, row] : rows) {
+        EXPECT_EQ(row["status"], "failed") << name;
+        EXPECT_EQ(row["exit_code"], 6) << name;
+        EXPECT_NE(row["error"].get<std::string>().find("not reached"), std::string::npos) << row["error"];
+    }
+}
+
+// report.csv: a header and one row per material, the numbers equal to report.json's.
+TEST(BatchCli, CsvReportMatchesJsonReport) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/x", "x", 3);
+    write_material(root + "/y,z", "y", 4);  // a comma in the material's path is quoted
+    const CommandResult r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream csv(slurp(out + "/report.csv"));
+    std::string header, line;
+    ASSERT_TRUE(std::getline(csv, header));
+    EXPECT_EQ(header.rfind("material,status,maps,width,height,source_bytes,bcn_bytes,pack_bytes,", 0), 0u) << header;
+    const std::map<std::string, Json> rows = report_rows(out);
+    int count = 0;
+    while (std::getline(csv, line)) {
+        ++count;
+        const bool quoted = line.rfind("\"y,z\",", 0) == 0;
+        const std::string name = quoted ? "y,z" : line.substr(0, line.find(','));
+        ASSERT_EQ(rows.count(name), 1u) << line;
+        const Json& row = rows.at(name);
+        const std::string expected = "," + std::to_string(row["pack_bytes"].get<uint64_t>()) + ",";
+        EXPECT_NE(line.find(expected), std::string::npos) << line;
+        EXPECT_NE(line.find(",ok,"), std::string::npos) << line;
+    }
+    EXPECT_EQ(count, 2);
 }
 
 }  // namespace

@@ -1,0 +1,178 @@
+// Target-PSNR search over the rate ladder with warm-started fine-tunes (compressor/target_search.h).
+#include "compressor/target_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+
+namespace nmc {
+namespace {
+
+constexpr double kLadderMinBpp = 0.5;
+constexpr double kLadderMaxBpp = 32.0;
+constexpr double kLadderGiveUpBpp = 1e6;
+constexpr double kLadderStep = 1.189207115002721;  // 2^(1/4)
+constexpr double kMinSlope = 1.0;                    // dB per doubling: measured slopes are clamped to this range
+constexpr double kMaxSlope = 8.0;
+
+bool same_shape(const LatentShape& a, const LatentShape& b) {
+    return a.grid_scale == b.grid_scale && a.feature_count == b.feature_count && a.bits == b.bits &&
+           a.level_count == b.level_count;
+}
+
+struct Measured {
+    size_t rung = 0;
+    double psnr_db = 0;
+};
+
+}  // namespace
+
+std::vector<RateRung> rate_ladder(const TrainingTarget& target, const OutputLayerFormat& output) {
+    std::vector<RateRung> ladder;
+    const double texels = static_cast<double>(target.width) * target.height;
+    const auto choose = [&](double bpp) {
+        return choose_latent_shape(target.width, target.height, target.mip_count,
+                                   static_cast<int>(target.channels.size()), static_cast<int>(target.textures.size()),
+                                   bpp, output);
+    };
+    // From the first budget any shape fits (tiny materials need hundreds of bits per texel for the network
+    // alone) up to 64 times that or 32 bpp, whichever is more.
+    double bpp = kLadderMinBpp;
+    while (!choose(bpp).ok() && bpp < kLadderGiveUpBpp) bpp *= kLadderStep;
+    const double last = std::max(kLadderMaxBpp, bpp * 64.0) * 1.0001;
+    for (; bpp <= last; bpp *= kLadderStep) {
+        auto choice = choose(bpp);
+        if (!choice.ok()) continue;
+        const double estimated = 8.0 * static_cast<double>(choice->estimated_file_bytes) / texels;
+        if (std::none_of(ladder.begin(), ladder.end(), [&](const RateRung& r) { return same_shape(r.shape, choice->shape); }))
+            ladder.push_back({choice->shape, estimated});
+    }
+    std::sort(ladder.begin(), ladder.end(), [](const RateRung& a, const RateRung& b) {
+        return a.estimated_bits_per_texel < b.estimated_bits_per_texel;
+    });
+    return ladder;
+}
+
+Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target, const CompressOptions& options,
+                                                   const TargetSearchOptions& search,
+                                                   const TargetSearchProgressCallback& progress) {
+    if (!std::isfinite(search.target_psnr_db) || search.target_psnr_db <= 0 || search.target_psnr_db > 99)
+        return Status(StatusCode::invalid_argument, "target PSNR must lie in (0, 99] dB");
+    if (!(search.fine_tune_fraction > 0 && search.fine_tune_fraction <= 1) || search.max_attempts < 1)
+        return Status(StatusCode::invalid_argument, "target search: fine-tune fraction in (0, 1], attempts >= 1");
+    if (options.shape)
+        return Status(StatusCode::invalid_argument, "a target PSNR chooses the latent shape: do not fix one");
+    const std::vector<RateRung> ladder = rate_ladder(target, options.output_layer);
+    if (ladder.empty())
+        return Status(StatusCode::invalid_argument, "no latent shape fits this material");
+
+    // The first rung: the shape rate control picks for the starting budget (or the nearest rung by rate).
+    auto start_choice = choose_latent_shape(target.width, target.height, target.mip_count,
+                                            static_cast<int>(target.channels.size()),
+                                            static_cast<int>(target.textures.size()), options.target_bpp,
+                                            options.output_layer);
+    size_t rung = 0;
+    for (size_t r = 0; r < ladder.size(); ++r)
+        if (start_choice.ok() ? same_shape(ladder[r].shape, start_choice->shape)
+                              : ladder[r].estimated_bits_per_texel <= options.target_bpp)
+            rung = r;
+
+    const double goal = search.target_psnr_db;
+    const PresetSettings preset = preset_settings(options.preset);
+    const int64_t full_steps = options.steps > 0 ? options.steps : preset.steps;
+    const auto fine_tune_steps =
+        std::max<int64_t>(1, std::llround(static_cast<double>(full_steps) * search.fine_tune_fraction));
+
+    TargetSearchResult out;
+    out.full_run_steps = full_steps;
+    std::vector<Measured> measured;               // one per attempt, training order
+    std::optional<CompressResult> best_passing;   // smallest rung that reached the goal
+    std::optional<size_t> best_passing_rung;
+    std::optional<CompressResult> best_failing;   // highest PSNR below the goal
+    std::unique_ptr<Compressor> last;             // the model the next attempt starts from
+
+    // PSNR predicted at rung r from the measured attempt m, with the secant slope of the two measured rungs
+    // nearest to r when there are two, else the prior slope.
+    const auto slope = [&]() {
+        if (measured.size() < 2) return search.slope_db_per_doubling;
+        const Measured& a = measured[measured.size() - 2];
+        const Measured& b = measured.back();
+        const double doublings =
+            std::log2(ladder[b.rung].estimated_bits_per_texel / ladder[a.rung].estimated_bits_per_texel);
+        if (std::abs(doublings) < 1e-6) return search.slope_db_per_doubling;
+        return std::clamp((b.psnr_db - a.psnr_db) / doublings, kMinSlope, kMaxSlope);
+    };
+    const auto predicted = [&](const Measured& m, size_t r) {
+        return m.psnr_db +
+               slope() * std::log2(ladder[r].estimated_bits_per_texel / ladder[m.rung].estimated_bits_per_texel);
+    };
+
+    for (int attempt = 1; attempt <= search.max_attempts; ++attempt) {
+        CompressOptions attempt_options = options;
+        attempt_options.shape = ladder[rung].shape;
+        attempt_options.steps = attempt == 1 ? full_steps : fine_tune_steps;
+        auto compressor = Compressor::create(target, attempt_options, last.get());
+        if (!compressor.ok()) return compressor.status();
+        const ProgressCallback training_progress = [&](const TrainingProgress& p) {
+            if (!progress) return true;
+            TargetSearchProgress s;
+            s.attempt = attempt;
+            s.max_attempts = search.max_attempts;
+            s.shape = ladder[rung].shape;
+            s.estimated_bits_per_texel = ladder[rung].estimated_bits_per_texel;
+            s.training = p;
+            return progress(s);
+        };
+        NMC_RETURN_IF_ERROR((*compressor)->train(training_progress));
+        auto result = finish_compression(**compressor, target);
+        if (!result.ok()) return result.status();
+        TargetAttempt record;
+        record.shape = ladder[rung].shape;
+        record.file_bytes = result->file.size();
+        record.bits_per_texel = result->pack.quality.bits_per_texel;
+        record.psnr_db = result->pack.quality.psnr_db;
+        record.steps = attempt_options.steps;
+        record.warm_started = last != nullptr;
+        record.reached = record.psnr_db >= goal;
+        out.attempts.push_back(record);
+        out.total_steps += record.steps;
+        measured.push_back({rung, record.psnr_db});
+        last = std::move(*compressor);
+        if (record.reached) {
+            if (!best_passing_rung || rung < *best_passing_rung) {
+                best_passing = std::move(*result);
+                best_passing_rung = rung;
+            }
+        } else if (!best_failing || record.psnr_db > best_failing->pack.quality.psnr_db) {
+            best_failing = std::move(*result);
+        }
+
+        // The next rung: the lowest one predicted to reach the goal, between the highest failing rung below the
+        // best passing one and that passing rung.
+        std::optional<size_t> highest_failing;
+        for (const TargetAttempt& a : out.attempts) {
+            if (a.reached) continue;
+            size_t r = 0;
+            while (!same_shape(ladder[r].shape, a.shape)) ++r;
+            if (!best_passing_rung || r < *best_passing_rung)
+                highest_failing = highest_failing ? std::max(*highest_failing, r) : r;
+        }
+        const size_t lowest = highest_failing ? *highest_failing + 1 : 0;
+        const size_t highest = best_passing_rung ? *best_passing_rung : ladder.size() - 1;
+        if (lowest > highest || (best_passing_rung && lowest == *best_passing_rung)) break;
+        const Measured& anchor = measured.back();
+        size_t next = highest;
+        for (size_t r = highest + 1; r-- > lowest;)
+            if (predicted(anchor, r) >= goal) next = r;
+        if (best_passing_rung && next == *best_passing_rung) break;  // the rung below is predicted to fail
+        if (next == rung) break;
+        rung = next;
+    }
+
+    out.reached = best_passing.has_value();
+    out.result = out.reached ? std::move(*best_passing) : std::move(*best_failing);
+    return out;
+}
+
+}  // namespace nmc
