@@ -272,9 +272,9 @@ class Nmc:
     def has_flag(self, flag):
         return re.search(r"(^|[\s,])%s\b" % re.escape(flag), self.help) is not None
 
-    def compress_cmd(self, folder, pack, bpp, seed, quality, steps, device):
-        cmd = [self.tool, "compress", folder, "-o", pack, "--bpp", "%g" % bpp, "--seed", str(seed), "--force",
-               "--json"]
+    def compress_cmd(self, folder, pack, bpp, seed, quality, steps, device, extra=()):
+        cmd = [self.tool, "compress", folder, "-o", pack, "--bpp", "%.6g" % bpp, "--seed", str(seed), "--force",
+               "--json"] + list(extra)
         if quality:
             cmd += ["--quality", quality]
         if steps:

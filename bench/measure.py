@@ -4,6 +4,7 @@ the report), per material and rate for nmc; optionally the CPU decoder's through
 every map and nmc rate, with "complete": false until the run ends, so a long run that is stopped keeps what it measured.
 """
 
+import csv
 import glob
 import json
 import os
@@ -78,12 +79,13 @@ def measure_classic(material, codecs, log_prefix, rows, errors, save):
 def measure_nmc(nmc, material, opt, log_prefix, rows, errors, save):
     """nmc at every rate: compress, decompress, PSNR8 from the written files, validate. Saves after each rate."""
     for rate in opt.rate_list:
+        budget = opt.ntc_budgets.get((material.name, rate), rate)
         with tempfile.TemporaryDirectory(prefix="nmcbench_") as work:
             pack = os.path.join(work, material.name + ".nmc")
             out_dir = os.path.join(work, "decoded")
             try:
-                cmd, c_wall, c_cpu, info = nmc.compress(material.folder, pack, rate, opt.seed, opt.quality,
-                                                       opt.steps, opt.device)
+                cmd, c_wall, c_cpu, info = nmc.compress(material.folder, pack, budget, opt.seed, opt.quality,
+                                                       opt.steps, opt.device, opt.nmc_arg_list)
                 d_cmd, d_wall, d_cpu = nmc.decompress(pack, out_dir, opt.decode_device)
                 files, all_mse = [], []
                 for m in material.maps if cr.HAVE_IMAGING else []:
@@ -105,7 +107,7 @@ def measure_nmc(nmc, material, opt, log_prefix, rows, errors, save):
                                                  "psnr8_mip0_db", "latents", "preset", "steps", "device",
                                                  "training_seconds", "steps_per_second", "ratio_vs_bcn")}
                 rows.append(dict(
-                    rate=rate, quality=info.get("preset", opt.quality), steps=info.get("steps", opt.steps),
+                    rate=rate, budget_bpp=budget, extra_args=" ".join(opt.nmc_arg_list), quality=info.get("preset", opt.quality), steps=info.get("steps", opt.steps),
                     seed=opt.seed, device=info.get("device", opt.device), file_bytes=size,
                     bits_per_texel=size * 8.0 / material.texels, files=files,
                     psnr8_mip0=metrics.pooled_psnr(all_mse) if all_mse else q.get("psnr8_mip0_db"),
@@ -137,6 +139,22 @@ class _ScannedMaterial:
         self.maps = []
 
 
+def ntc_budgets(opt):
+    """(material, NTC preset bpp) -> bits per mip-0 texel of NTC's file at its longest run, from the baseline CSV."""
+    path = os.path.join(os.path.dirname(os.path.abspath(opt.materials.rstrip("/"))), "baselines",
+                        "ntc-0.9.2-h200.csv")
+    if not os.path.exists(path):
+        raise SystemExit("--ntc-sizes: %s not found" % path)
+    budgets, steps = {}, {}
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            key = (row["material"], float(row["preset_bpp"]))
+            if int(row["steps"]) >= steps.get(key, -1):
+                steps[key] = int(row["steps"])
+                budgets[key] = float(row["bits_per_texel_mip0"])
+    return budgets
+
+
 def find_decoder_bench(repo, name="nmc_cpu_decoder_bench"):
     env = os.environ.get("NMC_DECODER_BENCH" if name == "nmc_cpu_decoder_bench" else "NMC_CUDA_DECODER_BENCH")
     if env:
@@ -162,6 +180,8 @@ def measure(opt, repo):
     opt.rates = opt.rates or "1.5,2.5,5,10"
     opt.astc_preset = opt.astc_preset or "medium"
     opt.rate_list = [float(r) for r in opt.rates.split(",") if r.strip()]
+    opt.nmc_arg_list = shlex.split(getattr(opt, "nmc_args", "") or "")
+    opt.ntc_budgets = ntc_budgets(opt) if getattr(opt, "ntc_sizes", False) else {}
     wanted = {c.strip() for c in opt.codecs.split(",") if c.strip()}
     if not cr.HAVE_IMAGING and wanted - {"nmc"}:
         raise SystemExit("measure: astc/nvtt need python3-numpy and python3-pil (apt-get install python3-numpy "
@@ -214,6 +234,7 @@ def measure(opt, repo):
         command=" ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0], repo)] + sys.argv[1:]),
         machine=environment.machine(), tools=tools,
         settings=dict(quick=bool(opt.quick), seed=opt.seed, rates=opt.rate_list if nmc else [],
+                      ntc_sizes=bool(opt.ntc_budgets), nmc_args=" ".join(opt.nmc_arg_list),
                       quality=opt.quality, steps=opt.steps, device=opt.device, decode_device=opt.decode_device,
                       astc_preset=opt.astc_preset,
                       astc_blocks=opt.astc_blocks, astc_threads=opt.threads or "astcenc default (all cores)",

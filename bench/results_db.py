@@ -165,6 +165,8 @@ def nmc_series(row, data):
         tag += " %s steps" % steps
     if row.get("decode_device", "cpu") != "cpu":
         tag += ", decoded on %s" % row["decode_device"]
+    if row.get("extra_args"):
+        tag += ", " + row["extra_args"]
     return "nmc " + tag
 
 

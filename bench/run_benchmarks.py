@@ -39,6 +39,11 @@ def main(argv=None):
     m.add_argument("--smallest", type=int, default=0, help="only the N smallest materials (by mip-0 texels)")
     m.add_argument("--codecs", default="nmc,astc,nvtt", help="comma list of nmc, astc, nvtt (default: all)")
     m.add_argument("--rates", help="nmc --bpp values (default 1.5,2.5,5,10; --quick 2.5,5)")
+    m.add_argument("--ntc-sizes", action="store_true",
+                   help="for each rate NTC measured on a material (2.5, 5, 10), give nmc NTC's file size as the budget "
+                        "(its bits per mip-0 texel at 100k steps) instead of the nominal rate")
+    m.add_argument("--nmc-args", default="", help="extra `nmc compress` flags, e.g. '--normal-mode xyz' (they name "
+                                                  "their own series in the report)")
     m.add_argument("--quality", default="normal", help="nmc --quality preset (default normal)")
     m.add_argument("--steps", type=int, help="nmc --steps (default: the preset's; --quick 200)")
     m.add_argument("--seed", type=int, default=1, help="nmc --seed (default 1)")

@@ -52,6 +52,7 @@ struct CompressCliOptions {
     std::string output;
     double bpp = 5.0;
     double target_psnr = 0;  // > 0: search for the smallest pack reaching it (--bpp is the first guess)
+    std::string latent_shape;  // "S,F,b": overrides rate control
     std::string quality = "normal";
     int64_t steps = 0;
     int batch = 0;
@@ -125,6 +126,18 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     target.address_mode = o.address_mode == "clamp" ? AddressMode::clamp : AddressMode::wrap;
 
     CompressOptions options;
+    if (!o.latent_shape.empty()) {
+        LatentShape shape;
+        char tail = 0;
+        if (std::sscanf(o.latent_shape.c_str(), "%d,%d,%d%c", &shape.grid_scale, &shape.feature_count, &shape.bits,
+                        &tail) != 3) {
+            print_error(Status(StatusCode::invalid_argument,
+                               "--latent-shape must be S,F,b (grid scale, features, bits), got '" + o.latent_shape + "'"));
+            return kExitUsage;
+        }
+        shape.level_count = latent_level_count(target.width, target.height, target.mip_count, shape.grid_scale);
+        options.shape = shape;
+    }
     options.preset = *preset;
     options.target_bpp = o.bpp;
     options.steps = o.steps;
@@ -320,6 +333,8 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--target-psnr", options->target_psnr,
                         "Write the smallest pack whose PSNR (all channels, all mips) reaches this many dB")
         ->check(CLI::Range(1.0, 99.0));
+    command->add_option("--latent-shape", options->latent_shape,
+                        "Latent grid scale, features and bits as S,F,b (e.g. 4,12,4), instead of rate control's choice");
     command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");

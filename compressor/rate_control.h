@@ -57,7 +57,7 @@ struct RateChoice {
     uint64_t budget_bytes = 0;
 };
 
-// Picks the latent shape (S 1..8, F in {4, 8, 12, 16}, b in {1, 2, 4, 8}) for a file of at most
+// Picks the latent shape (S 1..8, F 4..16, b in {1, 2, 4, 8}) for a file of at most
 // target_bpp * W * H / 8 bytes. Heuristic (docs/compressor.md): among the shapes that fit, those within 10%
 // of the largest latent byte count compete; among them b = 4 is preferred, then the smaller S, then the more
 // bytes. Fails with invalid_argument when even the smallest shape does not fit or target_bpp is not positive.

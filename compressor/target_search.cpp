@@ -59,24 +59,36 @@ Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target,
                                                    const TargetSearchProgressCallback& progress) {
     if (!std::isfinite(search.target_psnr_db) || search.target_psnr_db <= 0 || search.target_psnr_db > 99)
         return Status(StatusCode::invalid_argument, "target PSNR must lie in (0, 99] dB");
-    if (!(search.fine_tune_fraction > 0 && search.fine_tune_fraction <= 1) || search.max_attempts < 1)
-        return Status(StatusCode::invalid_argument, "target search: fine-tune fraction in (0, 1], attempts >= 1");
+    if (!(search.fine_tune_fraction > 0 && search.fine_tune_fraction <= 1) || search.max_attempts < 1 ||
+        !(search.fine_tune_learning_rate_scale > 0 && search.fine_tune_learning_rate_scale <= 1))
+        return Status(StatusCode::invalid_argument,
+                      "target search: fine-tune fraction and learning-rate scale in (0, 1], attempts >= 1");
     if (options.shape)
         return Status(StatusCode::invalid_argument, "a target PSNR chooses the latent shape: do not fix one");
-    const std::vector<RateRung> ladder = rate_ladder(target, options.output_layer);
-    if (ladder.empty())
-        return Status(StatusCode::invalid_argument, "no latent shape fits this material");
+    std::vector<RateRung> ladder = rate_ladder(target, options.output_layer);
+    if (ladder.empty()) return Status(StatusCode::invalid_argument, "no latent shape fits this material");
 
-    // The first rung: the shape rate control picks for the starting budget (or the nearest rung by rate).
+    // The first rung: the shape rate control picks for the starting budget, added to the ladder when the
+    // quarter-octave grid missed it; the smallest rung when the budget fits no shape.
     auto start_choice = choose_latent_shape(target.width, target.height, target.mip_count,
                                             static_cast<int>(target.channels.size()),
                                             static_cast<int>(target.textures.size()), options.target_bpp,
                                             options.output_layer);
     size_t rung = 0;
-    for (size_t r = 0; r < ladder.size(); ++r)
-        if (start_choice.ok() ? same_shape(ladder[r].shape, start_choice->shape)
-                              : ladder[r].estimated_bits_per_texel <= options.target_bpp)
-            rung = r;
+    if (start_choice.ok()) {
+        const auto same = [&](const RateRung& r) { return same_shape(r.shape, start_choice->shape); };
+        if (std::none_of(ladder.begin(), ladder.end(), same)) {
+            const double estimated = 8.0 * static_cast<double>(start_choice->estimated_file_bytes) /
+                                     (static_cast<double>(target.width) * target.height);
+            const RateRung start{start_choice->shape, estimated};
+            ladder.insert(std::upper_bound(ladder.begin(), ladder.end(), start,
+                                           [](const RateRung& a, const RateRung& b) {
+                                               return a.estimated_bits_per_texel < b.estimated_bits_per_texel;
+                                           }),
+                          start);
+        }
+        rung = static_cast<size_t>(std::find_if(ladder.begin(), ladder.end(), same) - ladder.begin());
+    }
 
     const double goal = search.target_psnr_db;
     const PresetSettings preset = preset_settings(options.preset);
@@ -87,8 +99,8 @@ Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target,
     TargetSearchResult out;
     out.full_run_steps = full_steps;
     std::vector<Measured> measured;               // one per attempt, training order
-    std::optional<CompressResult> best_passing;   // smallest rung that reached the goal
-    std::optional<size_t> best_passing_rung;
+    std::optional<CompressResult> best_passing;   // smallest file that reached the goal
+    std::optional<size_t> best_passing_rung;      // lowest rung that reached it
     std::optional<CompressResult> best_failing;   // highest PSNR below the goal
     std::unique_ptr<Compressor> last;             // the model the next attempt starts from
 
@@ -112,6 +124,14 @@ Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target,
         CompressOptions attempt_options = options;
         attempt_options.shape = ladder[rung].shape;
         attempt_options.steps = attempt == 1 ? full_steps : fine_tune_steps;
+        if (last) {
+            const auto scale = static_cast<float>(search.fine_tune_learning_rate_scale);
+            attempt_options.latent_learning_rate =
+                (options.latent_learning_rate > 0 ? options.latent_learning_rate : preset.latent_learning_rate) * scale;
+            attempt_options.network_learning_rate =
+                (options.network_learning_rate > 0 ? options.network_learning_rate : preset.network_learning_rate) *
+                scale;
+        }
         auto compressor = Compressor::create(target, attempt_options, last.get());
         if (!compressor.ok()) return compressor.status();
         const ProgressCallback training_progress = [&](const TrainingProgress& p) {
@@ -140,10 +160,9 @@ Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target,
         measured.push_back({rung, record.psnr_db});
         last = std::move(*compressor);
         if (record.reached) {
-            if (!best_passing_rung || rung < *best_passing_rung) {
-                best_passing = std::move(*result);
-                best_passing_rung = rung;
-            }
+            // The search moves by rungs; the answer is the smallest file (zstd can reorder neighbouring rungs).
+            if (!best_passing_rung || rung < *best_passing_rung) best_passing_rung = rung;
+            if (!best_passing || result->file.size() < best_passing->file.size()) best_passing = std::move(*result);
         } else if (!best_failing || record.psnr_db > best_failing->pack.quality.psnr_db) {
             best_failing = std::move(*result);
         }

@@ -13,9 +13,10 @@ namespace nmc {
 
 struct TargetSearchOptions {
     double target_psnr_db = 40.0;     // the pack's psnr_db to reach (all pack channels, all mips; spec 8.10)
-    double fine_tune_fraction = 0.35; // steps of a warm-started attempt, as a fraction of the first run's
-    int max_attempts = 5;             // training runs in all, the first one included
-    double slope_db_per_doubling = 3.0; // PSNR gain per doubling of the file, until two attempts measure it
+    double fine_tune_fraction = 0.3;  // steps of a warm-started attempt, as a fraction of the first run's
+    double fine_tune_learning_rate_scale = 0.3; // a warm-started attempt's Adam rates, times the first run's
+    int max_attempts = 4;             // training runs in all, the first one included: at most 1.9 runs of steps
+    double slope_db_per_doubling = 2.5; // PSNR gain per doubling of the file, until two attempts measure it
 };
 
 // One training run of the search: its shape, the file it gave and whether that file reached the target.
@@ -30,7 +31,7 @@ struct TargetAttempt {
 };
 
 struct TargetSearchResult {
-    CompressResult result;               // the smallest attempt that reached the target, else the best one
+    CompressResult result;               // the smallest file that reached the target, else the best one
     bool reached = false;
     std::vector<TargetAttempt> attempts; // in training order
     int64_t total_steps = 0;             // over all attempts

@@ -2,7 +2,15 @@
 # Everything GPU-side in one call on the GPU machine (Ubuntu, nvcc, LibTorch from python3's torch, no
 # OpenImageIO): build with CUDA and the trainer, run the whole test suite with GPU tests required (a skip
 # is a failure there), then the benchmarks. Logs and results go to $OUT (or ./gpu-check-out).
+#   scripts/gpu-check.sh [check]   build, tests, decoder benchmarks, compress + validate of bench-materials/*
+#   scripts/gpu-check.sh measure   build, then bench/run_benchmarks.py measure: nmc on every shared material at
+#                                  NTC's file sizes (--ntc-sizes) on the GPU -> $OUT/bench-h200.json; settings
+#                                  from NMC_MEASURE_RATES (1.5,2.5,5,10), NMC_MEASURE_QUALITY (best),
+#                                  NMC_MEASURE_STEPS (the preset's), NMC_MEASURE_ARGS (more measure flags)
+#   scripts/gpu-check.sh all       both (longer than one 10-minute device call: run them as two calls)
 set -uo pipefail
+mode="${1:-check}"
+case "$mode" in check | measure | all) ;; *) echo "usage: $0 [check|measure|all]" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 out="${OUT:-$PWD/gpu-check-out}"
 mkdir -p "$out"
@@ -28,6 +36,7 @@ grep -A12 "nmc .* configuration" "$out/configure.log"
 step "build"
 cmake --build build-gpu -j"$jobs" >"$out/build.log" 2>&1 || { grep -B2 -A8 -m5 "error" "$out/build.log"; tail -30 "$out/build.log"; exit 1; }
 
+if [ "$mode" != measure ]; then
 step "tests (GPU tests required)"
 # Four test processes share the 16 cores: give each four OpenMP threads, or they spin against each other.
 OMP_NUM_THREADS=4 ctest --test-dir build-gpu --output-on-failure -j4 >"$out/ctest.log" 2>&1 || status=1
@@ -57,6 +66,18 @@ if [ -d "${NMC_BENCH_MATERIALS:-bench-materials}" ] && [ -x build-gpu/cli/nmc ];
       build-gpu/cli/nmc validate "$out/$name.nmc" --source "$m" >"$out/validate-$name.txt" 2>&1 || status=1
     grep -E "PSNR|verdict" "$out/validate-$name.txt"
   done
+fi
+
+fi
+
+if [ "$mode" != check ]; then
+  step "bench: nmc on the shared materials at NTC's file sizes (CUDA training and decoding)"
+  # shellcheck disable=SC2086
+  PYTHONUNBUFFERED=1 python3 bench/run_benchmarks.py measure --codecs nmc --device cuda --decode-device cuda \
+    --ntc-sizes --rates "${NMC_MEASURE_RATES:-1.5,2.5,5,10}" --quality "${NMC_MEASURE_QUALITY:-best}" \
+    ${NMC_MEASURE_STEPS:+--steps "$NMC_MEASURE_STEPS"} --nmc build-gpu/cli/nmc --label h200 \
+    -o "$out/bench-h200.json" ${NMC_MEASURE_ARGS:-} 2>&1 | tee "$out/measure.log" | grep -E "nmc .* bpp|FAILED|done" ||
+    status=1
 fi
 
 step "done, status $status"

@@ -109,9 +109,13 @@ TEST(TargetSearch, ReachesAReachableTargetWithTheSmallestPassingPack) {
         if (a.reached) smallest_passing = std::min(smallest_passing, a.file_bytes);
     }
     EXPECT_EQ(result->result.file.size(), smallest_passing);
-    EXPECT_LE(result->total_steps, 200 + (search.max_attempts - 1) * 70);
-    // The search found a smaller pack than the start rate's.
-    EXPECT_LT(result->result.file.size(), first->file.size());
+    EXPECT_LE(result->total_steps, 200 + (search.max_attempts - 1) * 60);
+    // The start rate's pack (the first attempt, identical to `first`) passes, so the answer is no larger, and
+    // the search went down the ladder at least once.
+    EXPECT_EQ(result->attempts.front().file_bytes, first->file.size());
+    EXPECT_LE(result->result.file.size(), first->file.size());
+    ASSERT_GE(result->attempts.size(), 2u);
+    EXPECT_LT(result->attempts[1].bits_per_texel, result->attempts[0].bits_per_texel);
 }
 
 TEST(TargetSearch, UnreachableTargetIsReportedNotWritten) {
