@@ -337,6 +337,39 @@ TEST(BatchCli, TargetPsnrIsPassedToEveryMaterial) {
     }
 }
 
+// A manifest is a material of its own: `props/crate.json` becomes `OUT/props/crate.nmc`, made from the files
+// the manifest lists (here under other names than recognition would accept), and the folder holding the
+// manifest is not compressed as a folder material too. Editing the manifest makes the pack out of date.
+TEST(BatchCli, ManifestMaterialsAreCompressed) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/props/textures", "crate", 5);
+    fs::rename(root + "/props/textures/crate_albedo.png", root + "/props/textures/crate_paint.png");
+    const std::string manifest = root + "/props/crate.json";
+    std::ofstream(manifest) << R"({"name": "crate", "folder": "textures", "guess_unlisted": true,
+        "textures": [{"file": "crate_paint.png", "semantic": "albedo"}]})";
+    CommandResult r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(fs::exists(out + "/props/crate.nmc"));
+    std::map<std::string, Json> rows = report_rows(out);
+    ASSERT_EQ(rows.count("props/crate.json"), 1u) << r.out;
+    EXPECT_EQ(rows["props/crate.json"]["status"], "ok");
+    EXPECT_EQ(rows["props/crate.json"]["maps"], 2);  // the listed albedo and the recognised roughness
+    // props/textures is a folder material of its own (its roughness map is recognised by name).
+    EXPECT_EQ(rows.size(), 2u);
+
+    r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(report_rows(out)["props/crate.json"]["status"], "skipped");
+    std::ofstream(manifest) << R"({"name": "crate", "folder": "textures", "guess_unlisted": false,
+        "textures": [{"file": "crate_paint.png", "semantic": "albedo"}]})";
+    r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    rows = report_rows(out);
+    EXPECT_EQ(rows["props/crate.json"]["status"], "ok");
+    EXPECT_EQ(rows["props/crate.json"]["maps"], 1);
+}
+
 // report.csv: a header and one row per material, the numbers equal to report.json's.
 TEST(BatchCli, CsvReportMatchesJsonReport) {
     TempDir dir;
