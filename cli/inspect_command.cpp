@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "format/metadata.h"
 #include "format/pack.h"
 
 namespace nmc::cli {
@@ -68,18 +69,6 @@ std::string source_text(const ChannelSource& s) {
     return "unknown";
 }
 
-const char* source_kind_name(ChannelSource::Kind k) {
-    switch (k) {
-        case ChannelSource::Kind::pack:
-            return "pack";
-        case ChannelSource::Kind::constant:
-            return "constant";
-        case ChannelSource::Kind::normal_z:
-            return "normal_z";
-    }
-    return "unknown";
-}
-
 std::string list_text(const std::vector<double>& values) {
     std::string s;
     for (const double v : values) {
@@ -90,13 +79,20 @@ std::string list_text(const std::vector<double>& values) {
     return s;
 }
 
-Json report_json(const std::string& path, const Pack& pack, const ContainerInfo& container) {
+// The pack's own metadata (the META JSON the format writes, so the keys and values are the file's) plus what
+// only inspect shows: the container and its sections, per-mip sizes, latent level and weight byte counts, the
+// output scales, and per-texture quality as an array. Fails only for metadata that is not valid UTF-8.
+Result<Json> report_json(const std::string& path, const Pack& pack, const ContainerInfo& container) {
+    auto meta = metadata_to_json(pack);
+    if (!meta.ok()) return meta.status();
+    const Json metadata = Json::parse(*meta);
     const Derived d = derive(pack, container);
     Json j;
     j["file"] = path;
     j["file_size"] = container.file_size;
     j["bits_per_texel"] = d.bits_per_texel;
     j["format_version"] = std::to_string(container.version_major) + "." + std::to_string(container.version_minor);
+    j["schema_version"] = metadata["schema_version"];
     Json sections = Json::array();
     for (const SectionEntry& e : container.sections)
         sections.push_back({{"fourcc", e.fourcc},
@@ -108,94 +104,42 @@ Json report_json(const std::string& path, const Pack& pack, const ContainerInfo&
                             {"stored_crc", hex32(e.stored_crc)},
                             {"raw_crc", hex32(e.raw_crc)}});
     j["sections"] = std::move(sections);
-    const MaterialInfo& m = pack.material;
+
+    j["material"] = metadata["material"];
     Json mips = Json::array();
-    for (int mip = 0; mip < m.mip_count; ++mip)
-        mips.push_back({{"width", m.mip_width(mip)}, {"height", m.mip_height(mip)}});
-    j["material"] = {{"name", m.name},
-                     {"width", m.width},
-                     {"height", m.height},
-                     {"mip_count", m.mip_count},
-                     {"address_mode", to_string(m.address_mode)},
-                     {"mips", std::move(mips)}};
-    Json channels = Json::array();
-    for (const ChannelInfo& c : pack.channels)
-        channels.push_back({{"name", c.name}, {"range", {static_cast<double>(c.lo), static_cast<double>(c.hi)}}});
-    j["channels"] = std::move(channels);
-    Json textures = Json::array();
-    for (const TextureLayout& t : pack.textures) {
-        Json sources = Json::array();
-        for (const ChannelSource& s : t.channels) {
-            Json sj = {{"semantic", to_string(s.semantic)}, {"source", source_kind_name(s.kind)}};
-            if (s.kind == ChannelSource::Kind::pack) {
-                sj["pack_channel"] = s.pack_channel;
-                sj["invert"] = s.invert;
-            } else if (s.kind == ChannelSource::Kind::constant) {
-                sj["value"] = static_cast<double>(s.constant_value);
-            }
-            sources.push_back(std::move(sj));
-        }
-        textures.push_back({{"name", t.name},
-                            {"file_name", t.file_name},
-                            {"file_format", t.file_format},
-                            {"sample_type", to_string(t.sample_type)},
-                            {"color_space", to_string(t.color_space)},
-                            {"semantic", t.semantic_label()},
-                            {"normal_mode", to_string(t.normal_mode)},
-                            {"normal_convention", to_string(t.normal_convention)},
-                            {"source_sha256", t.source_sha256},
-                            {"channels", std::move(sources)}});
-    }
-    j["textures"] = std::move(textures);
-    Json levels = Json::array();
-    for (const LatentLevel& l : pack.latents.levels)
-        levels.push_back({{"width", l.width},
-                          {"height", l.height},
-                          {"bits", l.bits},
-                          {"range", {static_cast<double>(l.lo), static_cast<double>(l.hi)}},
-                          {"bytes", level_bytes(l, pack.latents.feature_count)}});
-    j["latents"] = {{"feature_count", pack.latents.feature_count},
-                    {"grid_scale", pack.latents.grid_scale},
-                    {"levels", std::move(levels)}};
-    Json layers = Json::array();
-    for (const Layer& l : pack.network.layers) {
-        Json scales = Json::array();
-        for (const float s : l.scales) scales.push_back(static_cast<double>(s));
-        layers.push_back({{"input_width", l.input_width},
-                          {"output_width", l.output_width},
-                          {"weight_type", to_string(l.weight_type)},
-                          {"weight_bytes", l.weights.size()},
-                          {"has_scale", l.has_scale()},
-                          {"scales", std::move(scales)}});
-    }
-    j["network"] = {{"activation", pack.network.activation},
+    for (int mip = 0; mip < pack.material.mip_count; ++mip)
+        mips.push_back({{"width", pack.material.mip_width(mip)}, {"height", pack.material.mip_height(mip)}});
+    j["material"]["mips"] = std::move(mips);
+    j["channels"] = metadata["channels"];
+    j["textures"] = metadata["textures"];
+
+    j["latents"] = metadata["latents"];
+    for (size_t k = 0; k < pack.latents.levels.size(); ++k)
+        j["latents"]["levels"][k]["bytes"] = level_bytes(pack.latents.levels[k], pack.latents.feature_count);
+
+    j["network"] = {{"activation", metadata["network"]["activation"]},
                     {"layer_count", pack.network.layers.size()},
                     {"weight_bytes", d.weight_bytes},
-                    {"layers", std::move(layers)}};
-    const EncoderInfo& e = pack.encoder;
-    j["encoder"] = {{"tool", e.tool},
-                    {"preset", e.preset},
-                    {"target_bpp", e.target_bpp},
-                    {"steps", e.steps},
-                    {"seed", e.seed},
-                    {"device", e.device},
-                    {"training_seconds", e.training_seconds},
-                    {"source_folder", e.source_folder}};
-    const QualityReport& q = pack.quality;
-    if (q.present) {
-        Json per_texture = Json::array();
-        for (const TextureQuality& t : q.textures) {
-            Json tj = {{"texture", t.texture}, {"psnr_db", t.psnr_db}, {"channels", t.channels}, {"mips", t.mips}};
-            if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
-            if (t.psnr8_mip0_db != 0) tj["psnr8_mip0_db"] = t.psnr8_mip0_db;
+                    {"layers", metadata["network"]["layers"]}};
+    for (size_t l = 0; l < pack.network.layers.size(); ++l) {
+        const Layer& layer = pack.network.layers[l];
+        Json scales = Json::array();
+        for (const float v : layer.scales) scales.push_back(static_cast<double>(v));
+        j["network"]["layers"][l]["weight_bytes"] = layer.weights.size();
+        j["network"]["layers"][l]["scales"] = std::move(scales);
+    }
+    j["encoder"] = metadata["encoder"];
+
+    if (metadata.contains("quality")) {
+        Json quality = metadata["quality"];
+        Json per_texture = Json::array();  // META keys textures by name; a list keeps the pack's order
+        for (const TextureQuality& t : pack.quality.textures) {
+            Json tj = {{"texture", t.texture}};
+            tj.update(quality["textures"][t.texture]);
             per_texture.push_back(std::move(tj));
         }
-        j["quality"] = {{"psnr_db", q.psnr_db},
-                        {"bits_per_texel", q.bits_per_texel},
-                        {"psnr8_mip0_db", q.psnr8_mip0_db},
-                        {"channels", q.channels},
-                        {"mips", q.mips},
-                        {"textures", std::move(per_texture)}};
+        quality["textures"] = std::move(per_texture);
+        j["quality"] = std::move(quality);
     } else {
         j["quality"] = nullptr;
     }
@@ -312,9 +256,13 @@ int run_inspect(const InspectOptions& options, int verbosity) {
         return exit_code_for(pack.status());
     }
     if (options.json) {
-        std::printf(
-            "%s\n",
-            report_json(options.path, *pack, container).dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+        auto report = report_json(options.path, *pack, container);
+        if (!report.ok()) {
+            print_error(report.status().with_context(options.path));
+            return exit_code_for(report.status());
+        }
+        // The path comes from the command line and need not be UTF-8: such bytes print as U+FFFD.
+        std::printf("%s\n", report->dump(2, ' ', false, Json::error_handler_t::replace).c_str());
     } else {
         print_text(options.path, *pack, container, verbosity);
     }
