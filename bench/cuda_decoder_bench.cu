@@ -1,8 +1,10 @@
 // Throughput of the CUDA decoder on a random but valid default-network pack (4096x4096, full mip chain, grid scale 2,
 // 16 features of 4 bits, 48 -> 64 -> 64 -> 64 -> C with an Int8 last layer): whole-material decoding into device
-// memory (and with the copy to the host), random queries, on the fp8 and fp16 paths, against the fp8 mma.sync bound;
-// and the CPU decoder on mip 0 of the same pack for the ratio. Usage: nmc_cuda_decoder_bench [channels (default 10)]
-// [size (default 4096)]. GPU times are cudaEvent medians of 11 runs after 3 warm-ups.
+// memory (and with the copy to the host), random queries, on the fp8 and fp16 paths; the decoder's timing variants
+// (network without sampling, MMAs without the elementwise epilogue, sampling without network) to show what binds;
+// the mma.sync ceilings measured on this GPU and the texel rate they allow; and the CPU decoder on mip 0 of the same
+// pack for the ratio. Usage: nmc_cuda_decoder_bench [channels (default 10)] [size (default 4096)]. GPU times are
+// cudaEvent medians of 11 runs after 3 warm-ups. The main table comes last (scripts/gpu-check.sh prints the tail).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "decoder/cpu/cpu_decoder.h"
@@ -19,16 +22,16 @@
 
 namespace {
 
-// ~1.8 PFLOP/s fp8 mma.sync measured on the H200 / (2 * (48*64 + 64*64 + 64*64 + 64*16) MACs per texel).
-constexpr double kFp8BoundGtexels = 74.0;
+// Multiply-adds per texel of the default network (48*64 + 64*64 + 64*64 + 64*16), as the fp16 path runs it.
+constexpr double kMacsPerTexel = 48.0 * 64 + 64.0 * 64 + 64.0 * 64 + 64.0 * 16;
 
-#define BENCH_CHECK(call)                                                                                \
-    do {                                                                                                 \
-        const cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                         \
+#define BENCH_CHECK(call)                                                                                       \
+    do {                                                                                                        \
+        const cudaError_t e_ = (call);                                                                          \
+        if (e_ != cudaSuccess) {                                                                                \
             std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            std::exit(1);                                                                                \
-        }                                                                                                \
+            std::exit(1);                                                                                       \
+        }                                                                                                       \
     } while (0)
 
 void check(const nmc::Status& s) {
@@ -36,6 +39,50 @@ void check(const nmc::Status& s) {
         std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
         std::exit(1);
     }
+}
+
+// The mma.sync ceiling: every warp runs kChains independent accumulator chains of kIterations MMAs on register
+// operands, m16n8k16 fp16 or m16n8k32 E4M3, fp32 accumulation. A changes every iteration and B differs per chain, so
+// no product is loop-invariant. An earlier version with loop-invariant operands reported 1.8 PFLOP/s for E4M3 on the
+// H200, over twice its fp16 rate, which ptxas's emulation of the E4M3 MMA by two fp16 MMAs cannot reach: it probably
+// hoisted the products out of the loop. That figure is not a tensor-core rate.
+constexpr int kChains = 8;
+constexpr int kIterations = 4096;
+
+template <bool kFp8>
+__global__ void mma_ceiling_kernel(float* sink) {
+    const uint32_t seed = threadIdx.x * 0x9E3779B9u;
+    uint32_t a0 = seed & 0x3C3C3C3Cu, a1 = (seed >> 1) & 0x3C3C3C3Cu, a2 = (seed >> 2) & 0x3C3C3C3Cu,
+             a3 = (seed >> 3) & 0x3C3C3C3Cu;
+    const uint32_t b0 = (seed >> 4) & 0x3C3C3C3Cu, b1 = (seed >> 5) & 0x3C3C3C3Cu;
+    float c[kChains][4] = {};
+    for (int i = 0; i < kIterations; ++i) {
+#pragma unroll
+        for (int k = 0; k < kChains; ++k) {
+            if constexpr (kFp8) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+                asm volatile(
+                    "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                    "{%0,%1,%2,%3};\n"
+                    : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+                    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0 ^ (0x01010101u * k)), "r"(b1));
+#endif
+            } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+                asm volatile(
+                    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                    "{%0,%1,%2,%3};\n"
+                    : "+f"(c[k][0]), "+f"(c[k][1]), "+f"(c[k][2]), "+f"(c[k][3])
+                    : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0 ^ (0x00010001u * k)), "r"(b1));
+#endif
+            }
+        }
+        a0 ^= 0x01010101u, a1 ^= 0x01010101u, a2 ^= 0x01000100u, a3 ^= 0x00010001u;
+    }
+    float total = 0;
+#pragma unroll
+    for (int k = 0; k < kChains; ++k) total += c[k][0] + c[k][1] + c[k][2] + c[k][3];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = total;
 }
 
 // Median milliseconds of `run` over 11 timed runs after 3 warm-ups, each bracketed by cudaEvents.
@@ -89,8 +136,31 @@ int main(int argc, char** argv) {
     std::printf("%s (sm_%d%d, %d SMs); pack %dx%d, %d mips (%.1f Mtexels), F=16 4-bit, 48-64-64-64-%d, int8 last\n",
                 info->name.c_str(), info->compute_major, info->compute_minor, info->multiprocessors, size, size,
                 pack.material.mip_count, texels_all / 1e6, channels);
-    std::printf("fp8 mma.sync bound for this network: ~%.0f Gtexel/s (1.8 PFLOP/s measured)\n\n", kFp8BoundGtexels);
-    std::printf("%-6s %-34s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
+
+    // mma.sync ceilings on this GPU: 8 blocks of 128 threads per SM.
+    const int ceiling_blocks = info->multiprocessors * 8;
+    float* d_sink = nullptr;
+    BENCH_CHECK(cudaMalloc(&d_sink, static_cast<size_t>(ceiling_blocks) * 128 * sizeof(float)));
+    auto ceiling_tflops = [&](auto kernel, double k) {
+        const double ms = median_ms([&] {
+            kernel<<<ceiling_blocks, 128>>>(d_sink);
+            BENCH_CHECK(cudaGetLastError());
+        });
+        const double flops = 2.0 * 16 * 8 * k * kChains * kIterations * (ceiling_blocks * 4.0);
+        return flops / (ms * 1e-3) / 1e12;
+    };
+    const double fp16_tflops = info->compute_major >= 8 ? ceiling_tflops(mma_ceiling_kernel<false>, 16) : 0.0;
+    const double fp8_tflops = info->has_fp8_mma() ? ceiling_tflops(mma_ceiling_kernel<true>, 32) : 0.0;
+    BENCH_CHECK(cudaFree(d_sink));
+    // The decoder's bound: the fp16 mma.sync ceiling over the network's 2 * MACs per texel (the fp8 path on a GPU
+    // whose E4M3 MMA is native: the fp8 ceiling; see CudaDeviceInfo::has_native_fp8_mma).
+    const double best_tflops = info->has_native_fp8_mma() ? std::max(fp16_tflops, fp8_tflops) : fp16_tflops;
+    const double bound = best_tflops * 1e12 / (2.0 * kMacsPerTexel) / 1e9;
+    std::printf(
+        "mma.sync ceilings measured here: fp16 m16n8k16 %.0f TFLOP/s, e4m3 m16n8k32 %.0f TFLOP/s (%s); "
+        "bound for this network (%.0f MACs/texel): %.1f Gtexel/s\n",
+        fp16_tflops, fp8_tflops, info->has_native_fp8_mma() ? "native" : "emulated with fp16 MMAs by ptxas",
+        kMacsPerTexel, bound);
 
     // Random queries: uniform (u, v) at mip 0 (as many as mip 0 has texels), uploaded once.
     std::mt19937 rng(1);
@@ -101,34 +171,53 @@ int main(int argc, char** argv) {
     float* d_query_out = nullptr;
     BENCH_CHECK(cudaMalloc(&d_queries, queries.size() * sizeof(nmc::TexelQuery)));
     BENCH_CHECK(cudaMalloc(&d_query_out, queries.size() * static_cast<size_t>(channels) * sizeof(float)));
-    BENCH_CHECK(cudaMemcpy(d_queries, queries.data(), queries.size() * sizeof(nmc::TexelQuery), cudaMemcpyHostToDevice));
+    BENCH_CHECK(
+        cudaMemcpy(d_queries, queries.data(), queries.size() * sizeof(nmc::TexelQuery), cudaMemcpyHostToDevice));
 
     std::vector<nmc::CudaMatmulPath> paths = {nmc::CudaMatmulPath::fp16};
     if (info->has_fp8_mma()) paths.insert(paths.begin(), nmc::CudaMatmulPath::fp8);
+    std::vector<nmc::CudaDecoder> decoders;
     for (nmc::CudaMatmulPath path : paths) {
         auto decoder = nmc::CudaDecoder::create(pack, {0, path});
         check(decoder.status());
-        float* d_out = nullptr;
-        BENCH_CHECK(cudaMalloc(&d_out, decoder->device_output_floats() * sizeof(float)));
-        std::vector<float> host(decoder->device_output_floats());
-        const char* name = nmc::to_string(path);
-        auto report = [&](const char* what, double ms, double texels) {
-            const double g = texels / (ms * 1e-3) / 1e9;
-            std::printf("%-6s %-34s %10.3f %12.2f %9.1f%%\n", name, what, ms, g, 100.0 * g / kFp8BoundGtexels);
-        };
-        report("full decode, all mips, device", median_ms([&] { check(decoder->decode_all_mips_to_device(d_out)); }),
-               texels_all);
-        report("full decode, all mips, + host copy", median_ms([&] {
-                   check(decoder->decode_all_mips_to_device(d_out));
+        decoders.push_back(std::move(decoder).value());
+    }
+    float* d_out = nullptr;
+    BENCH_CHECK(cudaMalloc(&d_out, decoders[0].device_output_floats() * sizeof(float)));
+    std::vector<float> host(decoders[0].device_output_floats());
+    auto report = [&](const char* name, const char* what, double ms, double texels) {
+        const double g = texels / (ms * 1e-3) / 1e9;
+        std::printf("%-6s %-34s %10.3f %12.2f %9.1f%%\n", name, what, ms, g, 100.0 * g / bound);
+    };
+
+    // Timing variants of the full decode: sampling = full - network_only, epilogue = network_only - matmul_only.
+    std::printf("\ntiming variants of the full decode (all mips, device); not the spec's values except full\n");
+    std::printf("%-6s %-34s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
+    for (const nmc::CudaDecoder& decoder : decoders) {
+        for (nmc::CudaDecodeVariant variant :
+             {nmc::CudaDecodeVariant::network_only, nmc::CudaDecodeVariant::matmul_only,
+              nmc::CudaDecodeVariant::sampling_only}) {
+            const std::string what = std::string("variant ") + nmc::to_string(variant);
+            report(nmc::to_string(decoder.path()), what.c_str(),
+                   median_ms([&] { check(decoder.decode_all_mips_to_device(d_out, variant)); }), texels_all);
+        }
+    }
+
+    std::printf("\n%-6s %-34s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
+    for (const nmc::CudaDecoder& decoder : decoders) {
+        const char* name = nmc::to_string(decoder.path());
+        report(name, "full decode, all mips, device",
+               median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
+        report(name, "full decode, all mips, + host copy", median_ms([&] {
+                   check(decoder.decode_all_mips_to_device(d_out));
                    BENCH_CHECK(cudaMemcpy(host.data(), d_out, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
                }),
                texels_all);
-        report("random queries, mip 0, device", median_ms([&] {
-                   check(decoder->decode_queries_on_device(d_queries, queries.size(), d_query_out));
-               }),
+        report(name, "random queries, mip 0, device",
+               median_ms([&] { check(decoder.decode_queries_on_device(d_queries, queries.size(), d_query_out)); }),
                texels0);
-        BENCH_CHECK(cudaFree(d_out));
     }
+    BENCH_CHECK(cudaFree(d_out));
 
     auto cpu = nmc::CpuDecoder::create(pack);
     check(cpu.status());

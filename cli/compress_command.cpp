@@ -60,6 +60,7 @@ struct CompressCliOptions {
     float network_lr = 0;
     uint64_t seed = 1;
     std::string device = "cpu";
+    std::string trainer = "auto";
     std::string output_layer = "int8";
     std::string normal_mode = "xy";
     std::string address_mode = "wrap";
@@ -146,6 +147,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.network_learning_rate = o.network_lr;
     options.seed = o.seed;
     options.device = o.device;
+    options.trainer = *trainer_path_from_string(o.trainer);  // CLI11 checked the value
     options.output_layer = output_layer;
     options.tool = std::string("nmc ") + NMC_VERSION_STRING;
 
@@ -270,6 +272,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         j["preset"] = pack.encoder.preset;
         j["steps"] = pack.encoder.steps;
         j["device"] = pack.encoder.device;
+        j["trainer"] = to_string(result->trainer);
         j["training_seconds"] = result->training_seconds;
         j["steps_per_second"] = steps_per_second;
         Json textures = Json::array();
@@ -311,11 +314,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         std::printf("ratio: %.1fx smaller than the source files (%llu bytes)\n",
                     static_cast<double>(source_bytes) / file_bytes, static_cast<unsigned long long>(source_bytes));
     std::printf("ratio: %.1fx smaller than BC7/BC5/BC4 with mips (%.0f bytes)\n", bcn_bytes / file_bytes, bcn_bytes);
-    std::printf("latents: grid scale %d, %d features x %d bits, %d levels; %lld steps (%s) on %s in %.1f s "
-                "(%.1f steps/s)\n",
+    std::printf("latents: grid scale %d, %d features x %d bits, %d levels; %lld steps (%s) on %s, %s trainer, in "
+                "%.1f s (%.1f steps/s)\n",
                 result->shape.grid_scale, result->shape.feature_count, result->shape.bits, result->shape.level_count,
                 static_cast<long long>(pack.encoder.steps), pack.encoder.preset.c_str(), pack.encoder.device.c_str(),
-                result->training_seconds, steps_per_second);
+                to_string(result->trainer), result->training_seconds, steps_per_second);
     return kExitOk;
 }
 
@@ -345,6 +348,11 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->check(CLI::Range(0.0, 10.0));
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
     command->add_option("--device", options->device, "cpu, cuda or cuda:N")->capture_default_str();
+    command->add_option("--trainer", options->trainer,
+                        "Training steps: fused (CUDA kernels), eager (LibTorch operations) or auto (fused where it "
+                        "can run)")
+        ->check(CLI::IsMember({"auto", "fused", "eager"}))
+        ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,
                         "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")
         ->capture_default_str();

@@ -3,6 +3,7 @@
 #include "compressor/compressor.h"
 
 #include <ATen/Context.h>
+#include <torch/autograd.h>
 #include <torch/cuda.h>
 #include <torch/optim/adam.h>
 #include <torch/types.h>
@@ -16,6 +17,9 @@
 #include "compressor/model.h"
 #include "compressor/warm_start.h"
 #include "core/number_formats.h"
+#if NMC_HAS_FUSED_TRAINER
+#include "compressor/fused_training.h"
+#endif
 #include "decoder/cpu/cpu_decoder.h"
 #include "validate/quality_measurement.h"
 
@@ -107,6 +111,21 @@ std::optional<QualityPreset> quality_preset_from_string(const std::string& s) {
     return std::nullopt;
 }
 
+const char* to_string(TrainerPath p) {
+    switch (p) {
+        case TrainerPath::automatic: return "auto";
+        case TrainerPath::fused: return "fused";
+        case TrainerPath::eager: return "eager";
+    }
+    return "unknown";
+}
+
+std::optional<TrainerPath> trainer_path_from_string(const std::string& s) {
+    for (TrainerPath p : {TrainerPath::automatic, TrainerPath::fused, TrainerPath::eager})
+        if (s == to_string(p)) return p;
+    return std::nullopt;
+}
+
 PresetSettings preset_settings(QualityPreset p) {
     switch (p) {
         case QualityPreset::fast: return {600, 8192, 0.1f, 0.02f};
@@ -133,10 +152,31 @@ struct Compressor::Impl {
     bool latents_frozen = false;
     torch::Tensor latent_codes;  // [latent texels, F] uint8 on the CPU once frozen
     double training_seconds = 0;
+#if NMC_HAS_FUSED_TRAINER
+    std::unique_ptr<detail::FusedTraining> fused;  // set when training runs the fused CUDA kernels
+#endif
 
+    Status choose_trainer(const TrainingTarget& target);
+    bool trains_fused() const;
     void freeze_latents();
-    void set_learning_rates();
+    Status freeze_latents_while_training();
+    double learning_rate_factor() const;
+    // The training loop's device work, fused or eager: before and after a run of steps, one step (`loss` is left
+    // empty by the fused path, which keeps the last loss on the device), and the last step's loss figures.
+    Status begin_steps(bool quantize_weights);
+    Status run_step(const detail::ForwardMode& mode, bool next_quantize_weights, detail::StepLoss& loss);
+    Status batch_loss(const detail::StepLoss& loss, double& weighted, double& squared_error);
+    Status end_steps();
+    detail::StepLoss eager_step(const detail::ForwardMode& mode);
 };
+
+bool Compressor::Impl::trains_fused() const {
+#if NMC_HAS_FUSED_TRAINER
+    return fused != nullptr;
+#else
+    return false;
+#endif
+}
 
 // Rounds every latent to its b-bit code (spec 6: value = lo + q * step) and stops training them.
 void Compressor::Impl::freeze_latents() {
@@ -151,15 +191,106 @@ void Compressor::Impl::freeze_latents() {
     latents_frozen = true;
 }
 
+// The fused kernels work on their own CUDA stream: wait for them before LibTorch replaces the latents, and point
+// them at the new tensor afterwards.
+Status Compressor::Impl::freeze_latents_while_training() {
+#if NMC_HAS_FUSED_TRAINER
+    if (fused) {
+        NMC_RETURN_IF_ERROR(fused->synchronize());
+        freeze_latents();
+        return fused->latents_replaced();
+    }
+#endif
+    freeze_latents();
+    return Status::success();
+}
+
+Status Compressor::Impl::begin_steps(bool quantize_weights) {
+#if NMC_HAS_FUSED_TRAINER
+    if (fused) return fused->begin(quantize_weights);
+#endif
+    (void)quantize_weights;
+    return Status::success();
+}
+
+Status Compressor::Impl::run_step(const detail::ForwardMode& mode, bool next_quantize_weights, detail::StepLoss& loss) {
+#if NMC_HAS_FUSED_TRAINER
+    if (fused) {
+        const double factor = learning_rate_factor();
+        return fused->step(step, mode, !latents_frozen, next_quantize_weights, factor * latent_learning_rate,
+                           factor * network_learning_rate);
+    }
+#endif
+    (void)next_quantize_weights;
+    loss = eager_step(mode);
+    return Status::success();
+}
+
+Status Compressor::Impl::batch_loss(const detail::StepLoss& loss, double& weighted, double& squared_error) {
+#if NMC_HAS_FUSED_TRAINER
+    if (fused) return fused->last_loss(weighted, squared_error);
+#endif
+    weighted = loss.loss.item<double>();
+    squared_error = loss.squared_error.item<double>();
+    return Status::success();
+}
+
+Status Compressor::Impl::end_steps() {
+#if NMC_HAS_FUSED_TRAINER
+    if (fused) return fused->synchronize();
+#endif
+    return Status::success();
+}
+
 // Cosine decay from the initial rates to 0 over all steps.
-void Compressor::Impl::set_learning_rates() {
-    const double factor = 0.5 * (1.0 + std::cos(kPi * static_cast<double>(step) / static_cast<double>(total_steps)));
-    const auto apply = [factor](torch::optim::Adam& optimizer, double base) {
+double Compressor::Impl::learning_rate_factor() const {
+    return 0.5 * (1.0 + std::cos(kPi * static_cast<double>(step) / static_cast<double>(total_steps)));
+}
+
+// One step in LibTorch operations: the loss, autograd's backward pass, both optimisers.
+detail::StepLoss Compressor::Impl::eager_step(const detail::ForwardMode& mode) {
+    const double factor = learning_rate_factor();
+    const auto set_rate = [factor](torch::optim::Adam& optimizer, double base) {
         for (auto& group : optimizer.param_groups())
             static_cast<torch::optim::AdamOptions&>(group.options()).lr(base * factor);
     };
-    apply(*latent_optimizer, latent_learning_rate);
-    apply(*network_optimizer, network_learning_rate);
+    set_rate(*latent_optimizer, latent_learning_rate);
+    set_rate(*network_optimizer, network_learning_rate);
+    network_optimizer->zero_grad();
+    if (!latents_frozen) latent_optimizer->zero_grad();
+    detail::StepLoss loss = detail::training_loss(model, targets, batch_size, mode);
+    loss.loss.backward();
+    network_optimizer->step();
+    if (!latents_frozen) {
+        latent_optimizer->step();
+        torch::NoGradGuard no_grad;
+        model.latents.clamp_(model.latent_lo, model.latent_hi);
+    }
+    return loss;
+}
+
+// Resolves options.trainer: fused where the build, the device and the network allow it (required for `fused`,
+// preferred by `auto`), else eager.
+Status Compressor::Impl::choose_trainer(const TrainingTarget& target) {
+    if (options.trainer == TrainerPath::eager) return Status::success();
+#if NMC_HAS_FUSED_TRAINER
+    const Status available = detail::FusedTraining::available(model, device);
+    if (!available.ok()) return options.trainer == TrainerPath::fused ? available : Status::success();
+    return torch_call("setting up the fused trainer", [&]() -> Status {
+        auto created = detail::FusedTraining::create(model, targets, target, options.output_layer, batch_size,
+                                                     options.seed, device);
+        if (!created.ok()) return created.status();
+        fused = std::move(*created);
+        return Status::success();
+    });
+#else
+    (void)target;
+    if (options.trainer == TrainerPath::fused)
+        return Status(StatusCode::backend_unavailable,
+                      "this build has no fused CUDA trainer: configure with -DNMC_WITH_CUDA=ON (nvcc) and a CUDA "
+                      "LibTorch, or use --trainer eager");
+    return Status::success();
+#endif
 }
 
 Compressor::Compressor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -170,6 +301,7 @@ const NetworkShape& Compressor::network_shape() const { return impl_->model.netw
 int64_t Compressor::total_steps() const { return impl_->total_steps; }
 int Compressor::batch_size() const { return impl_->batch_size; }
 const std::string& Compressor::device_name() const { return impl_->device_name; }
+TrainerPath Compressor::trainer_path() const { return impl_->trains_fused() ? TrainerPath::fused : TrainerPath::eager; }
 
 Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& target, const CompressOptions& options,
                                                        const Compressor* warm_start) {
@@ -254,6 +386,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
         return Status::success();
     });
     NMC_RETURN_IF_ERROR(status);
+    NMC_RETURN_IF_ERROR(impl->choose_trainer(target));
 
     impl->info = target;
     impl->info.planes.clear();
@@ -272,29 +405,22 @@ Status Compressor::train(const ProgressCallback& progress) {
         static_cast<int64_t>(s.options.weight_quantize_fraction * static_cast<double>(s.total_steps));
     const int64_t first_step = s.step;
     Status status = torch_call("training", [&]() -> Status {
+        NMC_RETURN_IF_ERROR(s.begin_steps(s.step >= quantize_step));
         while (s.step < s.total_steps) {
-            if (!s.latents_frozen && s.step >= freeze_step) s.freeze_latents();
-            s.set_learning_rates();
+            if (!s.latents_frozen && s.step >= freeze_step) NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
             detail::ForwardMode mode;
             mode.latent_noise = !s.latents_frozen;
             mode.quantize_weights = s.step >= quantize_step;
-            s.network_optimizer->zero_grad();
-            if (!s.latents_frozen) s.latent_optimizer->zero_grad();
-            const detail::StepLoss loss = detail::training_loss(s.model, s.targets, s.batch_size, mode);
-            loss.loss.backward();
-            s.network_optimizer->step();
-            if (!s.latents_frozen) {
-                s.latent_optimizer->step();
-                torch::NoGradGuard no_grad;
-                s.model.latents.clamp_(s.model.latent_lo, s.model.latent_hi);
-            }
+            detail::StepLoss loss;
+            NMC_RETURN_IF_ERROR(s.run_step(mode, s.step + 1 >= quantize_step, loss));
             ++s.step;
             if (progress && (s.step % s.options.progress_interval == 0 || s.step == s.total_steps)) {
                 TrainingProgress p;
                 p.step = s.step;
                 p.total_steps = s.total_steps;
-                p.loss = loss.loss.item<double>();
-                p.psnr_estimate_db = psnr_of_mse(loss.squared_error.item<double>());
+                double squared_error = 0;
+                NMC_RETURN_IF_ERROR(s.batch_loss(loss, p.loss, squared_error));
+                p.psnr_estimate_db = psnr_of_mse(squared_error);
                 p.elapsed_seconds = s.training_seconds + elapsed();
                 const double rate = static_cast<double>(s.step - first_step) / std::max(elapsed(), 1e-9);
                 p.eta_seconds = static_cast<double>(s.total_steps - s.step) / rate;
@@ -303,9 +429,12 @@ Status Compressor::train(const ProgressCallback& progress) {
                                                              " of " + std::to_string(s.total_steps));
             }
         }
-        if (!s.latents_frozen) s.freeze_latents();
+        if (!s.latents_frozen) NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
         return Status::success();
     });
+    // Export and evaluation read the tensors with LibTorch: the fused kernels must be done, also after a cancel.
+    const Status finished = s.end_steps();
+    if (status.ok()) status = finished;
     s.training_seconds += elapsed();
     return status;
 }
@@ -381,6 +510,56 @@ Result<Pack> Compressor::export_pack() {
     });
 }
 
+Result<StepGradients> Compressor::batch_gradients(const std::vector<int64_t>& texels, TrainerPath path,
+                                                  bool quantize_weights) {
+    Impl& s = *impl_;
+    if (texels.empty() || texels.size() > static_cast<size_t>(s.batch_size))
+        return Status(StatusCode::invalid_argument, "batch_gradients takes 1.." + std::to_string(s.batch_size) +
+                                                        " texels, got " + std::to_string(texels.size()));
+    for (int64_t t : texels)
+        if (t < 0 || t >= s.model.tables.total_target_texels)
+            return Status(StatusCode::invalid_argument,
+                          "texel " + std::to_string(t) + " outside 0.." + std::to_string(s.model.tables.total_target_texels - 1));
+    Result<StepGradients> result = Status(StatusCode::invalid_argument, "batch_gradients: path must be fused or eager");
+    if (path == TrainerPath::fused) {
+#if NMC_HAS_FUSED_TRAINER
+        if (s.fused) result = torch_call("computing fused gradients", [&] { return s.fused->batch_gradients(texels, quantize_weights); });
+#endif
+        if (!s.trains_fused())
+            return Status(StatusCode::invalid_argument, "batch_gradients: this compressor does not train fused");
+    } else if (path == TrainerPath::eager) {
+        result = torch_call("computing gradients with autograd", [&]() -> Result<StepGradients> {
+            detail::ForwardMode mode;
+            mode.quantize_weights = quantize_weights;
+            const torch::Tensor index = torch::tensor(texels, torch::dtype(torch::kLong)).to(s.device);
+            const detail::StepLoss loss = detail::training_loss(s.model, s.targets, index, mode);
+            std::vector<torch::Tensor> inputs;
+            if (!s.latents_frozen) inputs.push_back(s.model.latents);
+            for (size_t l = 0; l < s.model.weights.size(); ++l) {
+                inputs.push_back(s.model.weights[l]);
+                inputs.push_back(s.model.biases[l]);
+            }
+            const std::vector<torch::Tensor> grads = torch::autograd::grad({loss.loss}, inputs);
+            const auto host = [](const torch::Tensor& t) {
+                const torch::Tensor cpu = t.detach().to(torch::kCPU).contiguous();
+                return std::vector<float>(cpu.data_ptr<float>(), cpu.data_ptr<float>() + cpu.numel());
+            };
+            StepGradients out;
+            out.loss = loss.loss.item<double>();
+            out.squared_error = loss.squared_error.item<double>();
+            size_t i = 0;
+            if (!s.latents_frozen) out.latents = host(grads[i++]);
+            for (size_t l = 0; l < s.model.weights.size(); ++l) {
+                out.weights.push_back(host(grads[i++]));
+                out.biases.push_back(host(grads[i++]));
+            }
+            return out;
+        });
+    }
+    if (result.ok() && s.latents_frozen) result->latents.clear();
+    return result;
+}
+
 Result<std::vector<std::vector<float>>> Compressor::evaluate_mip(int mip) {
     Impl& s = *impl_;
     if (mip < 0 || mip >= s.info.mip_count)
@@ -453,6 +632,7 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
     result.pack = std::move(*pack);
     result.pack.quality = to_quality_report(*quality, 0.0);
     result.shape = compressor.latent_shape();
+    result.trainer = compressor.trainer_path();
     result.training_seconds = result.pack.encoder.training_seconds;
     // The stored bits per texel describe the final file, whose size depends (slightly) on that number: settle it.
     std::vector<uint8_t> file = std::move(*first);

@@ -21,6 +21,13 @@ enum class QualityPreset { fast, normal, best };
 const char* to_string(QualityPreset p);
 std::optional<QualityPreset> quality_preset_from_string(const std::string& s);
 
+// How training steps run (docs/compressor.md): `fused` is the CUDA kernels of compressor/cuda/ (CUDA devices,
+// builds with NMC_WITH_CUDA, the default network); `eager` is the model in LibTorch operations (every device);
+// `automatic` takes fused where it can run and eager otherwise.
+enum class TrainerPath { automatic, fused, eager };
+const char* to_string(TrainerPath p);  // "auto", "fused", "eager"
+std::optional<TrainerPath> trainer_path_from_string(const std::string& s);
+
 // Steps, batch size and Adam learning rates of a preset (docs/compressor.md): fast 600 x 8192 and normal
 // 3000 x 8192 with a network rate of 0.02 (short schedules gain from it: measured +0.5 dB at 600 steps), best
 // NTC's 100000 x 65536 with 0.005. The latent rate is 0.1 in all three.
@@ -41,6 +48,7 @@ struct CompressOptions {
     int batch_size = 0;                      // texels per step; 0: the preset's
     uint64_t seed = 1;
     std::string device = "cpu";              // "cpu", "cuda" or "cuda:N"
+    TrainerPath trainer = TrainerPath::automatic;
     float latent_learning_rate = 0;          // Adam, cosine-decayed to 0; 0: the preset's
     float network_learning_rate = 0;         // 0: the preset's
     // Fractions of the steps after which latents are rounded and frozen, and weights fake-quantised.
@@ -63,6 +71,15 @@ struct TrainingProgress {
 // cancel: training stops and the call returns StatusCode::cancelled.
 using ProgressCallback = std::function<bool(const TrainingProgress&)>;
 
+// One batch's loss and gradients (means over the batch) from Compressor::batch_gradients.
+struct StepGradients {
+    double loss = 0;                           // weighted MSE
+    double squared_error = 0;                  // mean squared error of the clamped output over all channels
+    std::vector<float> latents;                // [latent texels * F]; empty once the latents are frozen
+    std::vector<std::vector<float>> weights;   // per layer, [N * I] row-major
+    std::vector<std::vector<float>> biases;    // per layer, [N]
+};
+
 // Trainer state. Not thread-safe; one Compressor per thread. It seeds LibTorch's global generator.
 class Compressor {
 public:
@@ -82,6 +99,7 @@ public:
     int64_t total_steps() const;
     int batch_size() const;
     const std::string& device_name() const;
+    TrainerPath trainer_path() const;  // fused or eager, as resolved by create()
 
     // Runs all remaining training steps (quantising on the schedule). Cancelled -> StatusCode::cancelled.
     Status train(const ProgressCallback& progress = {});
@@ -89,6 +107,12 @@ public:
     // The quantised model as a pack (latent codes, E4M3/Int8 weights, FP16 biases, metadata, encoder info;
     // quality left empty). Rounds and freezes the latents first if training has not.
     Result<Pack> export_pack();
+
+    // The loss and gradients of one step on the given texels (flat indices over all mips' texels), computed by
+    // `path` (fused: only when this compressor trains fused; eager: LibTorch's autograd) without changing the
+    // model. No latent noise (the paths draw different random numbers); quantize_weights: the final phase's
+    // forward pass. For checking the fused kernels against autograd.
+    Result<StepGradients> batch_gradients(const std::vector<int64_t>& texels, TrainerPath path, bool quantize_weights);
 
     // The trainer's own forward pass of the quantised model (the model export_pack writes) over every texel
     // of mip `mip`: out[c] = pack channel c after the output transform (spec 8.7), w_m * h_m values.
@@ -104,6 +128,7 @@ struct CompressResult {
     Pack pack;                    // with quality filled in from the decoded file
     std::vector<uint8_t> file;    // the bytes to write
     LatentShape shape;
+    TrainerPath trainer = TrainerPath::eager;  // the path that trained (fused or eager)
     double training_seconds = 0;
 };
 

@@ -220,6 +220,12 @@ StepLoss training_loss(const Model& model, const TargetTensors& targets, int bat
     const GeometryTables& t = model.tables;
     const torch::Tensor index = torch::randint(t.total_target_texels, {batch_size},
                                                torch::TensorOptions().dtype(torch::kLong).device(t.mip_width.device()));
+    return training_loss(model, targets, index, mode);
+}
+
+StepLoss training_loss(const Model& model, const TargetTensors& targets, const torch::Tensor& index,
+                       const ForwardMode& mode) {
+    const GeometryTables& t = model.tables;
     // The mip of each texel: how many mips start at or before it (minus mip 0, which starts at 0).
     const torch::Tensor mip =
         (index.unsqueeze(1) >= t.mip_texel_offset.unsqueeze(0)).sum(1, /*keepdim=*/false, torch::kLong) - 1;

@@ -1,7 +1,7 @@
 // The trainable model in LibTorch operations: the decoding procedure of docs/format-spec.md section 8 with
 // quantisation-aware training. Internal to nmc_compressor (includes torch; never include from a public
-// header). The hot path of a training step (sampling, input assembly, network, loss) is training_loss();
-// a fused kernel can replace it without changing the model.
+// header). The hot path of a training step (sampling, input assembly, network, loss) is training_loss(); the
+// fused CUDA kernels (compressor/cuda/) implement the same step.
 #pragma once
 
 #include <torch/types.h>
@@ -90,5 +90,9 @@ struct StepLoss {
 // One training step's forward work: draws batch_size texels uniformly over all mips' texels (so mips are
 // sampled in proportion to their area), runs the model and returns the loss.
 StepLoss training_loss(const Model& model, const TargetTensors& targets, int batch_size, const ForwardMode& mode);
+
+// The same on given texels: flat indices over all mips' texels (int64 [B] on the model's device).
+StepLoss training_loss(const Model& model, const TargetTensors& targets, const torch::Tensor& texels,
+                       const ForwardMode& mode);
 
 }  // namespace nmc::detail

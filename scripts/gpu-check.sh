@@ -52,6 +52,19 @@ if [ -x build-gpu/bench/nmc_cuda_decoder_bench ]; then
   build-gpu/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -12
 fi
 
+if [ -x build-gpu/bench/nmc_fused_training_bench ] && [ -d ../shared/materials ]; then
+  step "bench: fused CUDA trainer against eager (ms per step at batch 65536, 1K and 2K, 2.5/5/10 bpp; per kernel)"
+  build-gpu/bench/nmc_fused_training_bench --materials ../shared/materials 2>&1 | tee "$out/fused_training_bench.txt" | tail -9
+  # Same material, seed and steps with each trainer (default preset): the final PSNRs should agree within 0.1 dB.
+  for trainer in fused eager; do
+    step "bench: nmc compress polyhaven_rusty_metal_05_1k --device cuda --trainer $trainer"
+    build-gpu/cli/nmc compress ../shared/materials/polyhaven_rusty_metal_05_1k -o "$out/rusty-$trainer.nmc" \
+      --device cuda --trainer "$trainer" --bpp 5 --force --json >"$out/compress-rusty-$trainer.json" 2>&1 || status=1
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in ("trainer", "psnr_db", "psnr8_mip0_db", "training_seconds", "steps_per_second")})' \
+      "$out/compress-rusty-$trainer.json" 2>/dev/null || tail -c 600 "$out/compress-rusty-$trainer.json"
+  done
+fi
+
 if [ -d "${NMC_BENCH_MATERIALS:-bench-materials}" ] && [ -x build-gpu/cli/nmc ]; then
   for m in "${NMC_BENCH_MATERIALS:-bench-materials}"/*/; do
     name=$(basename "$m")

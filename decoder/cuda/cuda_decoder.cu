@@ -21,16 +21,27 @@ namespace nmc {
 namespace cuda_detail {
 namespace {
 
-constexpr int kBlockThreads = 256;
+constexpr int kBlockThreads = 128;
 constexpr int kBlockWarps = kBlockThreads / 32;
-constexpr int kSmallK = 64;   // fast kernels: every padded width <= 64 (the default network), two m16 tiles at once
+constexpr int kSmallK = 64;   // fast kernels: every padded width <= 64 (the default network)
 constexpr int kLargeK = 256;  // any network of spec 9, one m16 tile at a time, weights read through L1
+// Fast kernels: two m16 tiles a warp (each B fragment feeds 4 MMAs) and at most 65536 / (3 * 128) = 170 registers
+// a thread (3 blocks, 12 warps a multiprocessor). Measured on the H200 (docs/cuda-decoder.md): faster than 2 blocks
+// (255 registers) and than one m16 tile a warp at 4 or 5 blocks (128 or 102 registers).
+constexpr int kSmallMTiles = 2;
+constexpr int kSmallMinBlocks = 3;
+constexpr int kLargeMinBlocks = 1;
 
 __host__ __device__ constexpr size_t staging_bytes_per_warp(int max_k) {
     return static_cast<size_t>(kWarpTexels) * static_cast<size_t>(max_k + 16) >
                    static_cast<size_t>(kWarpTexels) * kOutputStride * sizeof(float)
                ? static_cast<size_t>(kWarpTexels) * static_cast<size_t>(max_k + 16)
                : static_cast<size_t>(kWarpTexels) * kOutputStride * sizeof(float);
+}
+
+// Bytes between staged layer-0 rows: 4 mod 8 words, so the A-fragment reads of 8 rows hit 32 distinct banks.
+__device__ __forceinline__ int staging_row_stride(const ModelDesc& md) {
+    return (md.layers[0].k_pad + 31) / 32 * 32 + 16;
 }
 
 // What the kernels do with each decoded texel.
@@ -56,60 +67,72 @@ __device__ __forceinline__ void load_weights_to_shared(const ModelDesc& md, uint
 }
 
 // The warp's 32 texels (one per lane, given by (u, v, mip); `valid` false for lanes past the end) through the
-// network; returns this lane's texel's pack-channel values (spec 8.7) in values[0 .. C-1].
-template <int kMaxK, int kMTiles>
+// network; returns this lane's texel's pack-channel values (spec 8.7) in values[0 .. C-1]. Timing variants
+// (kStages other than kStagesFull) synthesise layer 0's input from `seed` or skip the network.
+template <int kMaxK, int kMTiles, bool kShared, bool kSpecialise, int kStages>
 __device__ __forceinline__ void decode_warp(const ModelDesc& md, const uint8_t* weights, const float* params,
-                                            uint8_t* staging, float u, float v, int mip, bool valid,
+                                            uint8_t* staging, float u, float v, int mip, bool valid, uint32_t seed,
                                             float (&values)[kMaxChannels]) {
     const int lane = static_cast<int>(threadIdx.x) & 31;
-    const int row_stride = md.layers[0].k_pad + 16;  // 4 mod 8 words: the A-fragment reads hit 32 distinct banks
+    const int row_stride = staging_row_stride(md);
     uint8_t* row = staging + lane * row_stride;
-    if (valid) {
+    if (!valid) {
+        for (int i = 0; i < md.layers[0].k_pad; i += 16) *reinterpret_cast<uint4*>(row + i) = make_uint4(0, 0, 0, 0);
+    } else if constexpr ((kStages & kStageSample) != 0) {
         assemble_input(md, u, v, mip, row);
     } else {
-        for (int i = 0; i < md.layers[0].k_pad; i += 4) *reinterpret_cast<uint32_t*>(row + i) = 0u;
+        synthetic_input(md, seed, row);
     }
     __syncwarp();
-    float result[2][2][4];
+    if constexpr ((kStages & kStageNetwork) == 0) {
+        // Sampling only: the outputs are the staged codes, so nothing of the input assembly is optimised away.
 #pragma unroll
-    for (int mbase = 0; mbase < 2; mbase += kMTiles) {
-        float part[kMTiles][2][4];
-        run_network<kMaxK, kMTiles>(md, weights, params, staging, row_stride, mbase, part);
+        for (int c = 0; c < kMaxChannels; ++c)
+            if (c < md.channel_count) values[c] = static_cast<float>(row[c] + row[c + md.feature_count]);
+        __syncwarp();
+    } else {
+        float result[2][2][4];
 #pragma unroll
-        for (int m = 0; m < kMTiles; ++m)
+        for (int mbase = 0; mbase < 2; mbase += kMTiles) {
+            float part[kMTiles][2][4];
+            run_network<kMaxK, kMTiles, kShared, kSpecialise, kStages>(md, weights, params, staging, row_stride, mbase,
+                                                                       part);
+#pragma unroll
+            for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+                for (int j = 0; j < 2; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) result[mbase + m][j][e] = part[m][j][e];
+        }
+        // Each lane's fragment values to the texel rows they belong to, then each lane reads its own texel.
+        __syncwarp();
+        float* stage = reinterpret_cast<float*>(staging);
+        const int g = lane >> 2;
+        const int t = lane & 3;
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
 #pragma unroll
             for (int j = 0; j < 2; ++j)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) result[mbase + m][j][e] = part[m][j][e];
+                for (int e = 0; e < 4; ++e) {
+                    const int texel = 16 * m + g + 8 * (e >> 1);
+                    const int channel = 8 * j + 2 * t + (e & 1);
+                    stage[texel * kOutputStride + channel] = result[m][j][e];
+                }
+        __syncwarp();
+        // spec 8.7: value = lo + (hi - lo) * min(max(o, 0), 1) (a subtract, a multiply, an add).
+#pragma unroll
+        for (int c = 0; c < kMaxChannels; ++c)  // unrolled: values stays in registers
+            if (c < md.channel_count)
+                values[c] = md.channel_lo[c] + md.channel_range[c] * __saturatef(stage[lane * kOutputStride + c]);
+        __syncwarp();
     }
-    // Each lane's fragment values to the texel rows they belong to, then each lane reads its own texel.
-    __syncwarp();
-    float* stage = reinterpret_cast<float*>(staging);
-    const int g = lane >> 2;
-    const int t = lane & 3;
-#pragma unroll
-    for (int m = 0; m < 2; ++m)
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int texel = 16 * m + g + 8 * (e >> 1);
-                const int channel = 8 * j + 2 * t + (e & 1);
-                stage[texel * kOutputStride + channel] = result[m][j][e];
-            }
-    __syncwarp();
-    // spec 8.7: value = lo + (hi - lo) * min(max(o, 0), 1) (a subtract, a multiply, an add).
-#pragma unroll
-    for (int c = 0; c < kMaxChannels; ++c)  // unrolled: values stays in registers
-        if (c < md.channel_count)
-            values[c] = md.channel_lo[c] + md.channel_range[c] * __saturatef(stage[lane * kOutputStride + c]);
-    __syncwarp();
 }
 
 // Whole mips: warp tiles of 32 consecutive texels (row-major) of one mip; writes planes and/or error sums.
-template <int kMaxK, int kMTiles, bool kSharedWeights>
-__global__ void __launch_bounds__(kBlockThreads) decode_grid_kernel(const __grid_constant__ ModelDesc md,
-                                                                     const __grid_constant__ GridJob job) {
+template <int kMaxK, int kMTiles, int kMinBlocks, bool kSharedWeights, int kStages>
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
+    decode_grid_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
     extern __shared__ __align__(16) uint8_t shared[];
     const uint8_t* weights = md.weights;
     const float* params = md.params;
@@ -126,18 +149,20 @@ __global__ void __launch_bounds__(kBlockThreads) decode_grid_kernel(const __grid
          tile += gridDim.x * kBlockWarps) {
         int m = job.mip_first;
         while (tile >= job.tile_start[m + 1 - job.mip_first]) ++m;
-        const int w = md.width >> m > 0 ? md.width >> m : 1;
-        const int h = md.height >> m > 0 ? md.height >> m : 1;
-        const size_t texels = static_cast<size_t>(w) * static_cast<size_t>(h);
-        const size_t i = static_cast<size_t>(tile - job.tile_start[m - job.mip_first]) * kWarpTexels + lane;
+        // Texel indices fit 32 bits: a mip has at most 16384 * 16384 texels (spec 9).
+        const uint32_t w = md.width >> m > 0 ? static_cast<uint32_t>(md.width >> m) : 1u;
+        const uint32_t h = md.height >> m > 0 ? static_cast<uint32_t>(md.height >> m) : 1u;
+        const uint32_t texels = w * h;
+        const uint32_t i = (tile - job.tile_start[m - job.mip_first]) * kWarpTexels + static_cast<uint32_t>(lane);
         const bool valid = i < texels;
-        const int x = valid ? static_cast<int>(i % static_cast<size_t>(w)) : 0;
-        const int y = valid ? static_cast<int>(i / static_cast<size_t>(w)) : 0;
+        const uint32_t y = valid ? i / w : 0u;
+        const uint32_t x = valid ? i - y * w : 0u;
         // spec 8: u = (x + 0.5) / w_m (one add, one IEEE divide).
         const float u = (static_cast<float>(x) + 0.5f) / static_cast<float>(w);
         const float v = (static_cast<float>(y) + 0.5f) / static_cast<float>(h);
         float values[kMaxChannels];
-        decode_warp<kMaxK, kMTiles>(md, weights, params, staging, u, v, m, valid, values);
+        decode_warp<kMaxK, kMTiles, kSharedWeights, kMaxK == kSmallK, kStages>(
+            md, weights, params, staging, u, v, m, valid, tile * kWarpTexels + lane, values);
         const size_t base = job.out_offset[m];
 #pragma unroll
         for (int c = 0; c < kMaxChannels; ++c) {
@@ -169,9 +194,9 @@ __global__ void __launch_bounds__(kBlockThreads) decode_grid_kernel(const __grid
 }
 
 // Random queries: warp tiles of 32 consecutive queries; batch kernels read each query's pack from `models`.
-template <int kMaxK, int kMTiles, bool kSharedWeights, bool kBatch>
-__global__ void __launch_bounds__(kBlockThreads) decode_queries_kernel(const __grid_constant__ ModelDesc md,
-                                                                        const ModelDesc* models, QueryJob job) {
+template <int kMaxK, int kMTiles, int kMinBlocks, bool kSharedWeights, bool kBatch>
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
+    decode_queries_kernel(const __grid_constant__ ModelDesc md, const ModelDesc* models, QueryJob job) {
     extern __shared__ __align__(16) uint8_t shared[];
     const uint8_t* weights = md.weights;
     const float* params = md.params;
@@ -184,6 +209,7 @@ __global__ void __launch_bounds__(kBlockThreads) decode_queries_kernel(const __g
     const int lane = static_cast<int>(threadIdx.x) & 31;
     uint8_t* staging = shared + staging_offset + static_cast<size_t>(warp) * staging_bytes_per_warp(kMaxK);
     const size_t tiles = (job.count + kWarpTexels - 1) / kWarpTexels;
+    constexpr bool kSpecialise = kMaxK == kSmallK && !kBatch;
     for (size_t tile = blockIdx.x * kBlockWarps + static_cast<size_t>(warp); tile < tiles;
          tile += static_cast<size_t>(gridDim.x) * kBlockWarps) {
         const size_t i = tile * kWarpTexels + static_cast<size_t>(lane);
@@ -191,7 +217,8 @@ __global__ void __launch_bounds__(kBlockThreads) decode_queries_kernel(const __g
         if constexpr (!kBatch) {
             const TexelQuery q = valid ? job.queries[i] : TexelQuery{};
             float values[kMaxChannels];
-            decode_warp<kMaxK, kMTiles>(md, weights, params, staging, q.u, q.v, q.mip, valid, values);
+            decode_warp<kMaxK, kMTiles, kSharedWeights, kSpecialise, kStagesFull>(md, weights, params, staging, q.u,
+                                                                                  q.v, q.mip, valid, 0u, values);
             if (valid)
 #pragma unroll
                 for (int c = 0; c < kMaxChannels; ++c)
@@ -209,8 +236,8 @@ __global__ void __launch_bounds__(kBlockThreads) decode_queries_kernel(const __g
                 const unsigned members = __ballot_sync(0xFFFFFFFFu, mine);
                 const ModelDesc& model = models[pack];
                 float values[kMaxChannels];
-                decode_warp<kMaxK, kMTiles>(model, model.weights, model.params, staging, q.u, q.v, q.mip, mine,
-                                            values);
+                decode_warp<kMaxK, kMTiles, kSharedWeights, kSpecialise, kStagesFull>(
+                    model, model.weights, model.params, staging, q.u, q.v, q.mip, mine, 0u, values);
                 if (mine)
 #pragma unroll
                     for (int c = 0; c < kMaxChannels; ++c)
@@ -262,8 +289,8 @@ int round_up(int x, int m) {
 
 float weight_value(const Layer& layer, int n, int k) {
     if (n >= layer.output_width || k >= layer.input_width) return 0.0f;
-    const uint8_t code = layer.weights[static_cast<size_t>(n) * static_cast<size_t>(layer.input_width) +
-                                       static_cast<size_t>(k)];
+    const uint8_t code =
+        layer.weights[static_cast<size_t>(n) * static_cast<size_t>(layer.input_width) + static_cast<size_t>(k)];
     return layer.weight_type == WeightType::int8 ? static_cast<float>(static_cast<int8_t>(code))
                                                  : fp8_e4m3_to_float(code);
 }
@@ -346,17 +373,17 @@ Status prepare_kernel(Kernel kernel, size_t smem) {
 template <typename Kernel>
 Status grid_size(Kernel kernel, size_t smem, const DeviceModel& m, size_t tiles, int& blocks) {
     int per_sm = 0;
-    NMC_CUDA_RETURN_IF_ERROR(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlockThreads, smem));
+    NMC_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlockThreads, smem));
     const size_t wanted = (tiles + kBlockWarps - 1) / kBlockWarps;
-    blocks = static_cast<int>(std::max<size_t>(1, std::min<size_t>(wanted, static_cast<size_t>(std::max(per_sm, 1)) *
-                                                                               static_cast<size_t>(m.multiprocessors))));
+    blocks =
+        static_cast<int>(std::max<size_t>(1, std::min<size_t>(wanted, static_cast<size_t>(std::max(per_sm, 1)) *
+                                                                          static_cast<size_t>(m.multiprocessors))));
     return Status::success();
 }
 
-template <int kMaxK, int kMTiles, bool kShared>
+template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, int kStages>
 Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles) {
-    auto kernel = decode_grid_kernel<kMaxK, kMTiles, kShared>;
+    auto kernel = decode_grid_kernel<kMaxK, kMTiles, kMinBlocks, kShared, kStages>;
     const size_t smem = shared_bytes(m, kShared);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int blocks = 0;
@@ -365,7 +392,9 @@ Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles)
     return launch_error("decode_grid_kernel");
 }
 
-Status launch_grid(const DeviceModel& m, GridJob job) {
+// Whole mips with the kernel that fits the model; the timing variants (CudaDecodeVariant other than full) exist for
+// the fast kernel with weights in shared memory only.
+Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant = CudaDecodeVariant::full) {
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     uint32_t tiles = 0;
     for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
@@ -373,16 +402,30 @@ Status launch_grid(const DeviceModel& m, GridJob job) {
         tiles += static_cast<uint32_t>((m.mip_texels(mip) + kWarpTexels - 1) / kWarpTexels);
     }
     job.tile_start[job.mip_end - job.mip_first] = tiles;
-    if (m.max_k == kSmallK) {
-        if (use_shared_weights(m)) return launch_grid_typed<kSmallK, 2, true>(m, job, tiles);
-        return launch_grid_typed<kSmallK, 2, false>(m, job, tiles);
+    const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
+    if (variant != CudaDecodeVariant::full && !fast_shared)
+        return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
+                                                  " needs a network of widths <= 64 with weights in shared memory"};
+    switch (variant) {
+        case CudaDecodeVariant::full:
+            break;
+        case CudaDecodeVariant::network_only:
+            return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStageNetwork | kStageEpilogue>(
+                m, job, tiles);
+        case CudaDecodeVariant::matmul_only:
+            return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStageNetwork>(m, job, tiles);
+        case CudaDecodeVariant::sampling_only:
+            return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStageSample>(m, job, tiles);
     }
-    return launch_grid_typed<kLargeK, 1, false>(m, job, tiles);
+    if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);
+    if (m.max_k == kSmallK)
+        return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, false, kStagesFull>(m, job, tiles);
+    return launch_grid_typed<kLargeK, 1, kLargeMinBlocks, false, kStagesFull>(m, job, tiles);
 }
 
-template <int kMaxK, int kMTiles, bool kShared, bool kBatch>
+template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, bool kBatch>
 Status launch_queries_typed(const DeviceModel& m, const ModelDesc* models, const QueryJob& job) {
-    auto kernel = decode_queries_kernel<kMaxK, kMTiles, kShared, kBatch>;
+    auto kernel = decode_queries_kernel<kMaxK, kMTiles, kMinBlocks, kShared, kBatch>;
     const size_t smem = shared_bytes(m, kShared);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int blocks = 0;
@@ -395,10 +438,11 @@ Status launch_queries(const DeviceModel& m, const QueryJob& job) {
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     if (job.count == 0) return Status::success();
     if (m.max_k == kSmallK) {
-        if (use_shared_weights(m)) return launch_queries_typed<kSmallK, 2, true, false>(m, nullptr, job);
-        return launch_queries_typed<kSmallK, 2, false, false>(m, nullptr, job);
+        if (use_shared_weights(m))
+            return launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, false>(m, nullptr, job);
+        return launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, false, false>(m, nullptr, job);
     }
-    return launch_queries_typed<kLargeK, 1, false, false>(m, nullptr, job);
+    return launch_queries_typed<kLargeK, 1, kLargeMinBlocks, false, false>(m, nullptr, job);
 }
 
 struct DeviceFree {
@@ -435,11 +479,28 @@ Status check_queries(const std::vector<TexelQuery>& queries, int mip_count) {
 
 using cuda_detail::DeviceModel;
 
+const char* to_string(CudaDecodeVariant variant) {
+    switch (variant) {
+        case CudaDecodeVariant::full:
+            return "full";
+        case CudaDecodeVariant::network_only:
+            return "network_only";
+        case CudaDecodeVariant::matmul_only:
+            return "matmul_only";
+        case CudaDecodeVariant::sampling_only:
+            return "sampling_only";
+    }
+    return "unknown";
+}
+
 const char* to_string(CudaMatmulPath path) {
     switch (path) {
-        case CudaMatmulPath::automatic: return "automatic";
-        case CudaMatmulPath::fp8: return "fp8";
-        case CudaMatmulPath::fp16: return "fp16";
+        case CudaMatmulPath::automatic:
+            return "automatic";
+        case CudaMatmulPath::fp8:
+            return "fp8";
+        case CudaMatmulPath::fp16:
+            return "fp16";
     }
     return "unknown";
 }
@@ -449,11 +510,21 @@ CudaDecoder::CudaDecoder(CudaDecoder&&) noexcept = default;
 CudaDecoder& CudaDecoder::operator=(CudaDecoder&&) noexcept = default;
 CudaDecoder::~CudaDecoder() = default;
 
-int CudaDecoder::channel_count() const { return model_->desc.channel_count; }
-int CudaDecoder::device() const { return model_->device; }
-CudaMatmulPath CudaDecoder::path() const { return model_->path; }
-size_t CudaDecoder::device_output_floats() const { return model_->output_floats; }
-size_t CudaDecoder::device_output_offset(int mip) const { return model_->output_offset.at(static_cast<size_t>(mip)); }
+int CudaDecoder::channel_count() const {
+    return model_->desc.channel_count;
+}
+int CudaDecoder::device() const {
+    return model_->device;
+}
+CudaMatmulPath CudaDecoder::path() const {
+    return model_->path;
+}
+size_t CudaDecoder::device_output_floats() const {
+    return model_->output_floats;
+}
+size_t CudaDecoder::device_output_offset(int mip) const {
+    return model_->output_offset.at(static_cast<size_t>(mip));
+}
 
 Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptions& options) {
     using namespace cuda_detail;
@@ -465,7 +536,8 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
     Result<CudaDeviceInfo> info = query_cuda_device(options.device);
     if (!info.ok()) return info.status();
     CudaMatmulPath path = options.path;
-    if (path == CudaMatmulPath::automatic) path = info->has_fp8_mma() ? CudaMatmulPath::fp8 : CudaMatmulPath::fp16;
+    if (path == CudaMatmulPath::automatic)
+        path = info->has_native_fp8_mma() ? CudaMatmulPath::fp8 : CudaMatmulPath::fp16;
     if (path == CudaMatmulPath::fp8 && !info->has_fp8_mma())
         return Status(StatusCode::backend_unavailable,
                       "CudaDecoder: the fp8 path needs compute capability 8.9 or newer, device " +
@@ -503,26 +575,39 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
     // spec 7: weights to fragment order, scales and biases to padded float arrays.
     std::vector<uint8_t> weights;
     std::vector<float> params;
+    // Each layer's MMA flavour first: the fp8 path runs E4M3 layers on the E4M3 MMA and Int8 layers on the fp16 one
+    // (Int8 has no MMA with E4M3, but Int8 and E4M3 are exact in fp16). K is padded to the MMA's chunk, and a hidden
+    // layer's outputs to the next layer's chunk.
+    std::vector<bool> fp16(static_cast<size_t>(d.layer_count));
+    for (int l = 0; l < d.layer_count; ++l)
+        fp16[static_cast<size_t>(l)] =
+            path == CudaMatmulPath::fp16 || pack.network.layers[static_cast<size_t>(l)].weight_type == WeightType::int8;
+    // The fast kernels (every padded width <= 64) run each layer padded to 64 inputs and 64 outputs (16 for the last
+    // layer) with zero weights, as straight-line code (see run_layer).
     int max_width = 0;
+    for (const Layer& layer : pack.network.layers)
+        max_width = std::max({max_width, round_up(layer.input_width, 32), round_up(layer.output_width, 32)});
+    model->max_k = max_width <= kSmallK ? kSmallK : kLargeK;
     for (int l = 0; l < d.layer_count; ++l) {
         const Layer& layer = pack.network.layers[static_cast<size_t>(l)];
         const bool last = l + 1 == d.layer_count;
+        const bool is_fp16 = fp16[static_cast<size_t>(l)];
+        const int next = last ? kNextNone : (fp16[static_cast<size_t>(l) + 1] ? kNextFp16 : kNextFp8);
         LayerDesc& ld = d.layers[l];
-        ld.k_pad = round_up(layer.input_width, 32);
-        ld.n_pad = last ? 16 : round_up(layer.output_width, 32);
-        // fp8 path: E4M3 layers on the E4M3 MMA; Int8 has no MMA with E4M3, but Int8 and E4M3 are exact in fp16.
-        ld.fp16 = path == CudaMatmulPath::fp16 || layer.weight_type == WeightType::int8 ? 1 : 0;
+        const bool small = model->max_k == kSmallK;
+        ld.k_pad = small ? kSmallK : round_up(layer.input_width, is_fp16 ? 16 : 32);
+        ld.n_pad = last ? 16 : small ? kSmallK : round_up(layer.output_width, next == kNextFp16 ? 16 : 32);
+        ld.kind = layer_kind(is_fp16, layer.has_scale(), next);
         ld.weight_offset = static_cast<uint32_t>(weights.size());
         ld.param_offset = static_cast<uint32_t>(params.size());
-        const std::vector<uint8_t> frag = fragment_weights(layer, ld.k_pad, ld.n_pad, ld.fp16 != 0, l > 0);
+        const std::vector<uint8_t> frag = fragment_weights(layer, ld.k_pad, ld.n_pad, is_fp16, l > 0);
         weights.insert(weights.end(), frag.begin(), frag.end());
-        for (int n = 0; n < ld.n_pad; ++n)
-            params.push_back(n < layer.output_width && layer.has_scale() ? layer.scales[static_cast<size_t>(n)] : 1.0f);
+        if (layer.has_scale())
+            for (int n = 0; n < ld.n_pad; ++n)
+                params.push_back(n < layer.output_width ? layer.scales[static_cast<size_t>(n)] : 1.0f);
         for (int n = 0; n < ld.n_pad; ++n)
             params.push_back(n < layer.output_width ? fp16_to_float(layer.biases[static_cast<size_t>(n)]) : 0.0f);
-        max_width = std::max({max_width, ld.k_pad, last ? 0 : ld.n_pad});
     }
-    model->max_k = max_width <= kSmallK ? kSmallK : kLargeK;
     d.weight_bytes = static_cast<uint32_t>(weights.size());
     d.param_floats = static_cast<uint32_t>(params.size());
     void* p = nullptr;
@@ -538,13 +623,13 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
     return CudaDecoder(std::move(model));
 }
 
-Status CudaDecoder::decode_all_mips_to_device(float* device_out) const {
+Status CudaDecoder::decode_all_mips_to_device(float* device_out, CudaDecodeVariant variant) const {
     cuda_detail::GridJob job;
     job.mip_first = 0;
     job.mip_end = model_->desc.mip_count;
     for (int m = 0; m < job.mip_end; ++m) job.out_offset[m] = model_->output_offset[static_cast<size_t>(m)];
     job.out = device_out;
-    return cuda_detail::launch_grid(*model_, job);
+    return cuda_detail::launch_grid(*model_, job, variant);
 }
 
 Status CudaDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const {
@@ -566,8 +651,8 @@ Status CudaDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>
     NMC_RETURN_IF_ERROR(launch_grid(m, job));
     out.assign(channels, std::vector<float>(texels));
     for (size_t c = 0; c < channels; ++c)
-        NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(out[c].data(), buffer.get() + c * texels, texels * sizeof(float),
-                                            cudaMemcpyDeviceToHost));
+        NMC_CUDA_RETURN_IF_ERROR(
+            cudaMemcpy(out[c].data(), buffer.get() + c * texels, texels * sizeof(float), cudaMemcpyDeviceToHost));
     return Status::success();
 }
 
@@ -601,8 +686,8 @@ Status CudaDecoder::decode_queries(const std::vector<TexelQuery>& queries, std::
     NMC_RETURN_IF_ERROR(device_alloc(queries.size(), d_queries));
     NMC_RETURN_IF_ERROR(device_alloc(queries.size() * channels, d_out));
     if (!queries.empty())
-        NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(d_queries.get(), queries.data(), queries.size() * sizeof(TexelQuery),
-                                            cudaMemcpyHostToDevice));
+        NMC_CUDA_RETURN_IF_ERROR(
+            cudaMemcpy(d_queries.get(), queries.data(), queries.size() * sizeof(TexelQuery), cudaMemcpyHostToDevice));
     NMC_RETURN_IF_ERROR(decode_queries_on_device(d_queries.get(), queries.size(), d_out.get()));
     out.resize(queries.size() * channels);
     if (!queries.empty())
@@ -634,8 +719,8 @@ Status CudaDecoder::upload_reference(const std::vector<std::vector<std::vector<f
                                                       std::to_string(m.desc.channel_count)};
         for (size_t c = 0; c < mip_planes.size(); ++c) {
             if (mip_planes[c].size() != m.mip_texels(mip))
-                return {StatusCode::invalid_argument, "upload_reference: mip " + std::to_string(mip) +
-                                                          " has the wrong size"};
+                return {StatusCode::invalid_argument,
+                        "upload_reference: mip " + std::to_string(mip) + " has the wrong size"};
             std::copy(mip_planes[c].begin(), mip_planes[c].end(),
                       flat.begin() + static_cast<std::ptrdiff_t>(m.output_offset[static_cast<size_t>(mip)] +
                                                                  c * m.mip_texels(mip)));
@@ -655,8 +740,7 @@ Status CudaDecoder::upload_reference(const std::vector<std::vector<std::vector<f
 Result<ChannelErrorSums> CudaDecoder::measure_errors() const {
     using namespace cuda_detail;
     const DeviceModel& m = *model_;
-    if (!m.reference_device)
-        return Status(StatusCode::invalid_argument, "measure_errors: call upload_reference first");
+    if (!m.reference_device) return Status(StatusCode::invalid_argument, "measure_errors: call upload_reference first");
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     const size_t slots = static_cast<size_t>(m.desc.mip_count) * kMaxChannels;
     DeviceArray<double> sse;
@@ -733,8 +817,8 @@ Status CudaDecoder::decode_batch_queries(const std::vector<const CudaDecoder*>& 
     NMC_RETURN_IF_ERROR(device_alloc(out.size(), d_out));
     NMC_CUDA_RETURN_IF_ERROR(
         cudaMemcpy(d_models.get(), descs.data(), descs.size() * sizeof(ModelDesc), cudaMemcpyHostToDevice));
-    NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(d_queries.get(), queries.data(), queries.size() * sizeof(BatchTexelQuery),
-                                        cudaMemcpyHostToDevice));
+    NMC_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(d_queries.get(), queries.data(), queries.size() * sizeof(BatchTexelQuery), cudaMemcpyHostToDevice));
     NMC_CUDA_RETURN_IF_ERROR(cudaMemset(d_out.get(), 0, out.size() * sizeof(float)));
     QueryJob job;
     job.batch = d_queries.get();
@@ -745,9 +829,10 @@ Status CudaDecoder::decode_batch_queries(const std::vector<const CudaDecoder*>& 
     sizing.device = first.device;
     sizing.max_k = max_k;
     sizing.multiprocessors = first.multiprocessors;
-    Status launched = max_k == kSmallK
-                          ? launch_queries_typed<kSmallK, 2, false, true>(sizing, d_models.get(), job)
-                          : launch_queries_typed<kLargeK, 1, false, true>(sizing, d_models.get(), job);
+    Status launched =
+        max_k == kSmallK
+            ? launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, false, true>(sizing, d_models.get(), job)
+            : launch_queries_typed<kLargeK, 1, kLargeMinBlocks, false, true>(sizing, d_models.get(), job);
     NMC_RETURN_IF_ERROR(launched);
     NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), d_out.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return Status::success();

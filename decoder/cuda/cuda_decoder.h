@@ -22,11 +22,22 @@ struct DeviceModel;
 // Which tensor-core instructions run the layers. Both compute the spec's maths; E4M3 and Int8 values are exact in
 // fp16, so they differ only in how the tensor cores sum each layer's products (spec 8.6 leaves the order free).
 enum class CudaMatmulPath {
-    automatic,  // fp8 on compute capability 8.9 and newer, fp16 before
+    automatic,  // fp8 where the GPU runs the E4M3 MMA natively (CudaDeviceInfo::has_native_fp8_mma), else fp16
     fp8,        // mma.sync m16n8k32 E4M3 for E4M3 layers (an Int8 layer runs on the fp16 MMA): sm_89+
     fp16,       // mma.sync m16n8k16 fp16 with fp32 accumulation for every layer: sm_75+
 };
 const char* to_string(CudaMatmulPath path);
+
+// Timing variants of decode_all_mips_to_device for the benchmark (bench/cuda_decoder_bench.cu): which stages of the
+// decode run, to show what binds. Only `full` writes the spec's values; the others need a network whose padded
+// widths are at most 64 (the default network).
+enum class CudaDecodeVariant {
+    full,           // the decoder
+    network_only,   // layer 0's input synthesised without reading latents (no spec 8.2-8.5), every layer as in full
+    matmul_only,    // as network_only with only the E4M3 rounding between the MMAs (no bias, no activation)
+    sampling_only,  // spec 8.2-8.5 and the staging of layer 0's input; outputs made from the input codes, no network
+};
+const char* to_string(CudaDecodeVariant variant);
 
 struct CudaDecoderOptions {
     int device = 0;  // CUDA device index
@@ -75,8 +86,9 @@ public:
     Status decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const;
 
     // Every mip into device memory: `device_out` (device pointer, at least device_output_floats() floats) holds mip
-    // m's planes from device_output_offset(m), channel c's plane at + c * w_m * h_m. Synchronous.
-    Status decode_all_mips_to_device(float* device_out) const;
+    // m's planes from device_output_offset(m), channel c's plane at + c * w_m * h_m. Synchronous. A timing variant
+    // other than full writes other values (see CudaDecodeVariant); invalid_argument where it does not exist.
+    Status decode_all_mips_to_device(float* device_out, CudaDecodeVariant variant = CudaDecodeVariant::full) const;
     size_t device_output_floats() const;
     size_t device_output_offset(int mip) const;
 

@@ -11,13 +11,17 @@
 // consecutive n8 tiles, so a layer's outputs become the next layer's A registers in place. For the fp8 MMA
 // (m16n8k32) the A fragment wants byte positions 4t..4t+3 and 16+4t..16+4t+3 of a k32 chunk; the lane holds outputs
 // {2t, 2t+1, 8+2t, 9+2t} (+16) of four n8 tiles instead, so the next layer's K order is permuted by
-// kFp8Permutation (position p of a chunk carries input index perm(p)), and the weights are stored in that order
+// fp8_chunk_permutation (position p of a chunk carries input index perm(p)), and the weights are stored in that order
 // at load time. Summation order is free (spec 8.6), so the permutation changes nothing but the order.
 // Layer 0's input comes from shared memory (each thread writes its own texel's row), in natural order.
 //
 // Weights are converted once (cuda_decoder.cu) into fragment order: for each pair P of n8 tiles and each K chunk,
 // 512 bytes, lane L's 16 bytes at L * 16 = its B fragment of tile 2P (8 bytes) then of tile 2P + 1, so a warp
 // loads one pair's fragments with one coalesced, bank-conflict-free 16-byte load per lane.
+//
+// Every layer's flavour (fp16 or fp8 MMA, per-output scales or none, what the next layer wants) is one of
+// kLayerKinds, fixed at load time; the fast kernels run a copy of the layer code specialised for each, so a layer
+// without scales does no multiply by 1 and no branch runs per value.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -35,19 +39,28 @@ constexpr int kWarpTexels = 32;
 constexpr int kOutputStride = kMaxChannels + 1;  // floats per texel in the output staging (odd: no bank conflicts)
 
 struct LevelDesc {
-    const uint8_t* codes = nullptr;  // one byte per feature, (y * width + x) * F + j, 4-byte aligned
+    const uint8_t* codes = nullptr;  // one byte per feature, (y * width + x) * F + j, 16-byte aligned
     int width = 0;
     int height = 0;
-    float lo = 0;    // spec 6: value = lo + q * step
+    float lo = 0;  // spec 6: value = lo + q * step
     float step = 0;
 };
 
+// A layer's kind: bit 0 fp16 MMA (else E4M3), bit 1 per-output scales, bits 2-3 what its outputs feed (kNext*).
+constexpr int kNextFp8 = 0;   // the next layer's E4M3 A fragments
+constexpr int kNextFp16 = 1;  // the next layer's fp16 A fragments
+constexpr int kNextNone = 2;  // the last layer: the outputs are the network's y
+constexpr int kLayerKinds = 12;
+__host__ __device__ constexpr int layer_kind(bool fp16, bool scaled, int next) {
+    return (fp16 ? 1 : 0) | (scaled ? 2 : 0) | (next << 2);
+}
+
 struct LayerDesc {
     uint32_t weight_offset = 0;  // bytes into ModelDesc::weights (a multiple of 512)
-    uint32_t param_offset = 0;   // floats into ModelDesc::params: n_pad scales, then n_pad biases
-    int k_pad = 0;               // input width rounded up to 32
-    int n_pad = 0;               // output width rounded up to 32 (the last layer: 16)
-    int fp16 = 0;                // 1: m16n8k16 fp16 MMA, 0: m16n8k32 E4M3 MMA
+    uint32_t param_offset = 0;   // floats into ModelDesc::params: n_pad scales (only when scaled), then n_pad biases
+    int k_pad = 0;               // input width rounded up to the MMA's K chunk (16 fp16, 32 fp8)
+    int n_pad = 0;               // output width rounded up to the next layer's K chunk (the last layer: 16)
+    int kind = 0;                // layer_kind(...)
 };
 
 struct ModelDesc {
@@ -82,6 +95,13 @@ struct GridJob {
     unsigned long long* max_error = nullptr;   // [mip * 16 + c], a non-negative double's bits
 };
 
+// Which stages a kernel runs. kStagesFull is the decoder; the others are timing variants for the benchmark
+// (bench/cuda_decoder_bench.cu), whose outputs are not the spec's values.
+constexpr int kStageSample = 1;    // spec 8.2-8.5 (else layer 0 gets a synthetic input that reads no latents)
+constexpr int kStageNetwork = 2;   // the layers' MMAs (else the output is made from the layer-0 input)
+constexpr int kStageEpilogue = 4;  // scale, bias and activation between MMAs (else only the E4M3 rounding)
+constexpr int kStagesFull = kStageSample | kStageNetwork | kStageEpilogue;
+
 // spec 2.1 rounding to an E4M3 code (satfinite is the spec's saturation; the H200 run verified it bit-exact).
 __device__ __forceinline__ uint8_t fp8_code(float x) {
     return static_cast<uint8_t>(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
@@ -98,19 +118,17 @@ __device__ __forceinline__ uint32_t fp8x2_to_half2(uint32_t codes) {
     return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
 }
 
-__device__ __forceinline__ void mma_fp16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                         uint32_t b0, uint32_t b1) {
+__device__ __forceinline__ void mma_fp16(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     // Turing has no m16n8k16 f16 MMA: the same product as two m16n8k8 (A columns 0-7 are a0, a1 with b0; columns
     // 8-15 are a2, a3 with b1, in the same fragment layout).
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(b0));
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a2), "r"(a3), "r"(b1));
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(b0));
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a2), "r"(a3), "r"(b1));
 #else
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -120,8 +138,8 @@ __device__ __forceinline__ void mma_fp16(float (&c)[4], uint32_t a0, uint32_t a1
 #endif
 }
 
-__device__ __forceinline__ void mma_fp8(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                        uint32_t b0, uint32_t b1) {
+__device__ __forceinline__ void mma_fp8(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                        uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -135,11 +153,21 @@ __device__ __forceinline__ void mma_fp8(float (&c)[4], uint32_t a0, uint32_t a1,
 #endif
 }
 
-// spec 8.3: wrap (non-negative x mod size) or clamp.
-__device__ __forceinline__ int address_texel(int x, int size, bool wrap) {
-    if (!wrap) return x < 0 ? 0 : (x >= size ? size - 1 : x);
-    const int r = x % size;
-    return r < 0 ? r + size : r;
+// spec 8.3: the two texel coordinates x0 and x0 + 1, wrapped (non-negative x mod size) or clamped. Wrapping takes
+// the integer division only for coordinates outside 0..size-1 (queries outside the unit square).
+__device__ __forceinline__ void address_pair(int x0, int size, bool wrap, uint32_t& a, uint32_t& b) {
+    if (wrap) {
+        int r = x0;
+        if (static_cast<unsigned>(r) >= static_cast<unsigned>(size)) {
+            r %= size;
+            if (r < 0) r += size;
+        }
+        a = static_cast<uint32_t>(r);
+        b = r + 1 == size ? 0u : static_cast<uint32_t>(r + 1);
+    } else {
+        a = static_cast<uint32_t>(x0 < 0 ? 0 : (x0 >= size ? size - 1 : x0));
+        b = static_cast<uint32_t>(x0 + 1 < 0 ? 0 : (x0 + 1 >= size ? size - 1 : x0 + 1));
+    }
 }
 
 // spec 8.4: saw(t) = 2 * (t - floor(t)) - 1.
@@ -148,87 +176,115 @@ __device__ __forceinline__ float saw(float t) {
 }
 
 // spec 6: lo + q * step (a multiply, then an add). q < 256 converts exactly.
-__device__ __forceinline__ float dequantise(const LevelDesc& l, uint32_t q) {
-    return l.lo + static_cast<float>(q) * l.step;
+__device__ __forceinline__ float dequantise(float lo, float step, uint32_t q) {
+    return lo + static_cast<float>(q) * step;
 }
 
+// The bilinear weights of spec 8.3 and the dequantisation of one level, applied to 4-code words of the four texels.
+struct Bilinear {
+    float w00, w10, w01, w11, lo, step;
+
+    // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d of the dequantised codes.
+    __device__ __forceinline__ float feature(uint32_t qa, uint32_t qb, uint32_t qc, uint32_t qd) const {
+        return ((w00 * dequantise(lo, step, qa) + w10 * dequantise(lo, step, qb)) + w01 * dequantise(lo, step, qc)) +
+               w11 * dequantise(lo, step, qd);
+    }
+    // Four features (one byte each of the four words) as four E4M3 codes in one word.
+    __device__ __forceinline__ uint32_t codes4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const {
+        float v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const int s = 8 * k;
+            v[k] = feature((a >> s) & 0xFFu, (b >> s) & 0xFFu, (c >> s) & 0xFFu, (d >> s) & 0xFFu);
+        }
+        return fp8x2_codes(v[0], v[1]) | (fp8x2_codes(v[2], v[3]) << 16);
+    }
+};
+
 // spec 8.2-8.3 for one level: writes the E4M3 codes of the F sampled features to row[0 .. F-1] (spec 8.6 rounds
-// every layer input) and returns px, py.
+// every layer input; `row` is 4-byte aligned, and 16-byte aligned when F is 16) and returns px, py.
 __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool wrap, float u, float v, uint8_t* row) {
     // spec 8.2: px = u * w_k - 0.5 (a multiply, then a subtract); x0 = floor(px); fx = px - x0.
     const float px = u * static_cast<float>(l.width) - 0.5f;
     const float py = v * static_cast<float>(l.height) - 0.5f;
     const float fx0 = floorf(px);
     const float fy0 = floorf(py);
-    const int x0 = static_cast<int>(fx0);
-    const int y0 = static_cast<int>(fy0);
     const float fx = px - fx0;
     const float fy = py - fy0;
-    const int xa = address_texel(x0, l.width, wrap);
-    const int xb = address_texel(x0 + 1, l.width, wrap);
-    const int ya = address_texel(y0, l.height, wrap);
-    const int yb = address_texel(y0 + 1, l.height, wrap);
-    const size_t w = static_cast<size_t>(l.width);
-    const uint8_t* a = l.codes + (static_cast<size_t>(ya) * w + static_cast<size_t>(xa)) * static_cast<size_t>(f);
-    const uint8_t* b = l.codes + (static_cast<size_t>(ya) * w + static_cast<size_t>(xb)) * static_cast<size_t>(f);
-    const uint8_t* c = l.codes + (static_cast<size_t>(yb) * w + static_cast<size_t>(xa)) * static_cast<size_t>(f);
-    const uint8_t* d = l.codes + (static_cast<size_t>(yb) * w + static_cast<size_t>(xb)) * static_cast<size_t>(f);
-    // spec 8.3: w00 = (1 - fx) * (1 - fy) ...; value = ((w00 * a + w10 * b) + w01 * c) + w11 * d.
+    uint32_t xa, xb, ya, yb;
+    address_pair(static_cast<int>(fx0), l.width, wrap, xa, xb);
+    address_pair(static_cast<int>(fy0), l.height, wrap, ya, yb);
+    // Byte offsets fit 32 bits: (y * w + x) * F < 16384 * 16384 * 16 = 2^32 (spec 9).
+    const uint32_t w = static_cast<uint32_t>(l.width);
+    const uint32_t fu = static_cast<uint32_t>(f);
+    const uint8_t* a = l.codes + (ya * w + xa) * fu;
+    const uint8_t* b = l.codes + (ya * w + xb) * fu;
+    const uint8_t* c = l.codes + (yb * w + xa) * fu;
+    const uint8_t* d = l.codes + (yb * w + xb) * fu;
+    // spec 8.3: w00 = (1 - fx) * (1 - fy); w10 = fx * (1 - fy); w01 = (1 - fx) * fy; w11 = fx * fy.
     const float gx = 1.0f - fx;
     const float gy = 1.0f - fy;
-    const float w00 = gx * gy;
-    const float w10 = fx * gy;
-    const float w01 = gx * fy;
-    const float w11 = fx * fy;
-    auto feature = [&](uint32_t qa, uint32_t qb, uint32_t qc, uint32_t qd) {
-        return ((w00 * dequantise(l, qa) + w10 * dequantise(l, qb)) + w01 * dequantise(l, qc)) +
-               w11 * dequantise(l, qd);
-    };
-    if ((f & 3) == 0) {
+    const Bilinear bl{gx * gy, fx * gy, gx * fy, fx * fy, l.lo, l.step};
+    if (f == 16) {
+        // One 16-byte load per texel (rows start at multiples of 16 in a 16-byte aligned array).
+        const uint4 wa = __ldg(reinterpret_cast<const uint4*>(a));
+        const uint4 wb = __ldg(reinterpret_cast<const uint4*>(b));
+        const uint4 wc = __ldg(reinterpret_cast<const uint4*>(c));
+        const uint4 wd = __ldg(reinterpret_cast<const uint4*>(d));
+        *reinterpret_cast<uint4*>(row) =
+            make_uint4(bl.codes4(wa.x, wb.x, wc.x, wd.x), bl.codes4(wa.y, wb.y, wc.y, wd.y),
+                       bl.codes4(wa.z, wb.z, wc.z, wd.z), bl.codes4(wa.w, wb.w, wc.w, wd.w));
+    } else if ((f & 3) == 0) {
         // Four codes per 32-bit load (rows start at multiples of F, a multiple of 4, in a 4-byte aligned array).
         for (int j = 0; j < f; j += 4) {
-            const uint32_t wa = __ldg(reinterpret_cast<const uint32_t*>(a + j));
-            const uint32_t wb = __ldg(reinterpret_cast<const uint32_t*>(b + j));
-            const uint32_t wc = __ldg(reinterpret_cast<const uint32_t*>(c + j));
-            const uint32_t wd = __ldg(reinterpret_cast<const uint32_t*>(d + j));
-            uint32_t packed = 0;
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                const int s = 8 * k;
-                const float value = feature((wa >> s) & 0xFFu, (wb >> s) & 0xFFu, (wc >> s) & 0xFFu, (wd >> s) & 0xFFu);
-                packed |= static_cast<uint32_t>(fp8_code(value)) << s;
-            }
-            *reinterpret_cast<uint32_t*>(row + j) = packed;
+            *reinterpret_cast<uint32_t*>(row + j) = bl.codes4(
+                __ldg(reinterpret_cast<const uint32_t*>(a + j)), __ldg(reinterpret_cast<const uint32_t*>(b + j)),
+                __ldg(reinterpret_cast<const uint32_t*>(c + j)), __ldg(reinterpret_cast<const uint32_t*>(d + j)));
         }
     } else {
-        for (int j = 0; j < f; ++j) row[j] = fp8_code(feature(__ldg(a + j), __ldg(b + j), __ldg(c + j), __ldg(d + j)));
+        for (int j = 0; j < f; ++j)
+            row[j] = fp8_code(bl.feature(__ldg(a + j), __ldg(b + j), __ldg(c + j), __ldg(d + j)));
     }
     return make_float2(px, py);
 }
 
 // spec 8.1-8.5 and the E4M3 rounding of 8.6: layer 0's input of query (u, v, mip) as E4M3 codes in
-// row[0 .. k_pad-1] (zero beyond 2F + 13). `row` is 4-byte aligned.
+// row[0 .. k_pad-1] (zero beyond 2F + 13). `row` is 16-byte aligned.
 __device__ void assemble_input(const ModelDesc& md, float u, float v, int mip, uint8_t* row) {
     const int f = md.feature_count;
     const int k0 = mip < md.level_count - 2 ? mip : md.level_count - 2;
     const bool wrap = md.wrap != 0;
     // Zero first (the positions past 2F + 13 are zero inputs), then the values over it.
     const int k_pad = md.layers[0].k_pad;
-    for (int i = 0; i < k_pad; i += 4) *reinterpret_cast<uint32_t*>(row + i) = 0u;
+    for (int i = 0; i < k_pad; i += 16) *reinterpret_cast<uint4*>(row + i) = make_uint4(0u, 0u, 0u, 0u);
     const float2 p = sample_level(md.levels[k0], f, wrap, u, v, row);
     sample_level(md.levels[k0 + 1], f, wrap, u, v, row + f);
-    // spec 8.4: octave o = 0, 1, 2 with s = 2^o (exact): saw(px*s), saw(py*s), saw(px*s + 0.25), saw(py*s + 0.25).
-    uint8_t* pe = row + 2 * f;
+    // spec 8.4: octave o = 0, 1, 2 with s = 2^o (exact): saw(px*s), saw(py*s), saw(px*s + 0.25), saw(py*s + 0.25);
+    // spec 8.5: x[2F+12] = m * 0.25. Written as 16-bit pairs: 2F is even.
+    uint16_t* pe = reinterpret_cast<uint16_t*>(row + 2 * f);
 #pragma unroll
     for (int o = 0; o < 3; ++o) {
         const float s = static_cast<float>(1 << o);
-        pe[4 * o + 0] = fp8_code(saw(p.x * s));
-        pe[4 * o + 1] = fp8_code(saw(p.y * s));
-        pe[4 * o + 2] = fp8_code(saw(p.x * s + 0.25f));
-        pe[4 * o + 3] = fp8_code(saw(p.y * s + 0.25f));
+        pe[2 * o] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s), saw(p.y * s)));
+        pe[2 * o + 1] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s + 0.25f), saw(p.y * s + 0.25f)));
     }
-    // spec 8.5: x[2F+12] = m * 0.25.
     row[2 * f + 12] = fp8_code(static_cast<float>(mip) * 0.25f);
+}
+
+// A timing variant's layer-0 input without the latents: E4M3 codes of magnitude <= 0.5 that vary by lane and tile
+// (no zeros, which could run faster than real data), zero beyond 2F + 13 like a real input.
+__device__ __forceinline__ void synthetic_input(const ModelDesc& md, uint32_t seed, uint8_t* row) {
+    const int used = 2 * md.feature_count + 13;
+    for (int i = 0; i < md.layers[0].k_pad; i += 4) {
+        uint32_t word = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const uint32_t code =
+                i + k < used ? ((seed * 2654435761u + static_cast<uint32_t>(i + k) * 40503u) >> 24) & 0xAFu : 0u;
+            word |= code << (8 * k);
+        }
+        *reinterpret_cast<uint32_t*>(row + i) = word;
+    }
 }
 
 // spec 8.6: hgelu_clamped. t = min(max(y * 0.333333343 + 0.5, 0), 1) (a multiply, then an add); a = min(y, 3) * t.
@@ -238,12 +294,152 @@ __device__ __forceinline__ float hgelu_clamped(float y) {
     return fminf(y, 3.0f) * t;
 }
 
+// One 16-byte B-fragment load: LDS.128 from shared memory, or a read-only global load.
+template <bool kShared>
+__device__ __forceinline__ uint4 load_fragment(const uint4* p) {
+    if constexpr (kShared) {
+        return *p;
+    } else {
+        return __ldg(p);
+    }
+}
+
+// One layer of the cooperative matmul for the warp's kMTiles m16 tiles: in = A fragments of its input, out = the
+// next layer's A fragments (hidden layers) or result = its y (the last layer). kKind >= 0: the layer's kind
+// (layer.kind), fixed at compile time, and the layer padded to kMaxK inputs and kMaxK outputs (16 for the last layer:
+// the fast kernels' models), so the layer is straight-line code that ptxas can interleave (MMAs of one pair of n8
+// tiles with the epilogue of the previous); -1: kind and padded widths read at run time (one copy of the code).
+template <int kMaxK, int kMTiles, int kKind, bool kShared, int kStages>
+__device__ __forceinline__ void run_layer(const LayerDesc& layer, const uint8_t* weights, const float* params,
+                                          const uint32_t (&in)[kMTiles][kMaxK / 4], uint32_t (&out)[kMTiles][kMaxK / 4],
+                                          float (&result)[kMTiles][2][4]) {
+    constexpr int kRegs = kMaxK / 4;
+    const int kind = kKind >= 0 ? kKind : layer.kind;
+    const bool fp16 = (kind & 1) != 0;
+    const bool scaled = (kind & 2) != 0;
+    const int next = kind >> 2;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int t = lane & 3;
+    const uint8_t* w = weights + layer.weight_offset;
+    const float* scale = params + layer.param_offset;
+    const float* bias = scaled ? scale + layer.n_pad : scale;  // n_pad floats of scales first
+    constexpr bool kFixed = kKind >= 0;
+    const int chunks = kFixed ? (fp16 ? kMaxK / 16 : kMaxK / 32) : (fp16 ? layer.k_pad / 16 : layer.k_pad / 32);
+    const int n_pad = kFixed ? (next == kNextNone ? 16 : kMaxK) : layer.n_pad;
+    if (!kFixed && next != kNextNone) {
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+            for (int r = 0; r < kRegs; ++r) out[m][r] = 0u;
+    }
+#pragma unroll
+    for (int pair = 0; pair < kMaxK / 16; ++pair) {
+        if (pair * 16 >= n_pad) break;
+        float acc[kMTiles][2][4];
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[m][j][e] = 0.0f;
+        const uint4* frag = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(pair) * chunks * 32 + lane;
+        if (fp16) {
+#pragma unroll
+            for (int kc = 0; kc < kMaxK / 16; ++kc) {
+                if (kc >= chunks) break;
+                const uint4 b = load_fragment<kShared>(frag + kc * 32);
+#pragma unroll
+                for (int m = 0; m < kMTiles; ++m) {
+                    mma_fp16(acc[m][0], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.x,
+                             b.y);
+                    mma_fp16(acc[m][1], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.z,
+                             b.w);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int kc = 0; kc < kMaxK / 32; ++kc) {
+                if (kc >= chunks) break;
+                const uint4 b = load_fragment<kShared>(frag + kc * 32);
+#pragma unroll
+                for (int m = 0; m < kMTiles; ++m) {
+                    mma_fp8(acc[m][0], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.x,
+                            b.y);
+                    mma_fp8(acc[m][1], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.z,
+                            b.w);
+                }
+            }
+        }
+        // spec 8.6: y = acc * scale + bias (a multiply, then an add; layers without scales only add), then for hidden
+        // layers the activation and the E4M3 rounding of the next layer's input, straight into its A registers.
+        float act[kMTiles][2][4];
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int n = pair * 16 + 8 * j + 2 * t;
+            const float2 bb = *reinterpret_cast<const float2*>(bias + n);
+            const float2 s = scaled ? *reinterpret_cast<const float2*>(scale + n) : make_float2(1.0f, 1.0f);
+#pragma unroll
+            for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    float y = acc[m][j][e];
+                    if ((kStages & kStageEpilogue) || next == kNextNone) {
+                        if (scaled) y = y * ((e & 1) ? s.y : s.x);
+                        y = y + ((e & 1) ? bb.y : bb.x);
+                    }
+                    if (next == kNextNone) {
+                        result[m][j][e] = y;
+                    } else {
+                        act[m][j][e] = (kStages & kStageEpilogue) ? hgelu_clamped(y) : y;
+                    }
+                }
+            }
+        }
+        if (next != kNextNone) {
+#pragma unroll
+            for (int m = 0; m < kMTiles; ++m) {
+                const uint32_t lo_g = fp8x2_codes(act[m][0][0], act[m][0][1]);   // tile 2P, row g
+                const uint32_t lo_g8 = fp8x2_codes(act[m][0][2], act[m][0][3]);  // tile 2P, row g + 8
+                const uint32_t hi_g = fp8x2_codes(act[m][1][0], act[m][1][1]);   // tile 2P+1, row g
+                const uint32_t hi_g8 = fp8x2_codes(act[m][1][2], act[m][1][3]);  // tile 2P+1, row g + 8
+                if (next == kNextFp16) {
+                    if (4 * pair + 3 < kRegs) {
+                        out[m][4 * pair + 0] = fp8x2_to_half2(lo_g);
+                        out[m][4 * pair + 1] = fp8x2_to_half2(lo_g8);
+                        out[m][4 * pair + 2] = fp8x2_to_half2(hi_g);
+                        out[m][4 * pair + 3] = fp8x2_to_half2(hi_g8);
+                    }
+                } else {
+                    out[m][2 * pair + 0] = lo_g | (hi_g << 16);
+                    out[m][2 * pair + 1] = lo_g8 | (hi_g8 << 16);
+                }
+            }
+        }
+    }
+}
+
+// run_layer with kKind = kind, found among kFirst .. kLayerKinds - 1 (one specialised copy of the layer per kind).
+template <int kMaxK, int kMTiles, bool kShared, int kStages, int kFirst = 0>
+__device__ __forceinline__ void run_layer_of_kind(int kind, const LayerDesc& layer, const uint8_t* weights,
+                                                  const float* params, const uint32_t (&in)[kMTiles][kMaxK / 4],
+                                                  uint32_t (&out)[kMTiles][kMaxK / 4], float (&result)[kMTiles][2][4]) {
+    if constexpr (kFirst < kLayerKinds) {
+        if (kind == kFirst) {
+            run_layer<kMaxK, kMTiles, kFirst, kShared, kStages>(layer, weights, params, in, out, result);
+        } else {
+            run_layer_of_kind<kMaxK, kMTiles, kShared, kStages, kFirst + 1>(kind, layer, weights, params, in, out,
+                                                                            result);
+        }
+    }
+}
+
 // The cooperative matmul chain: every layer of the network for the warp's m16 tiles mbase .. mbase + kMTiles - 1,
 // whose layer-0 inputs are rows of `staging` (E4M3 codes, `row_stride` bytes apart, texel r at row r).
 // result[m][j][e]: the last layer's y (spec 8.6) for channel 8j + 2t + (e & 1) of texel 16(mbase+m) + g + 8(e >> 1).
-// kMaxK bounds every padded width (registers: kMTiles * kMaxK / 2 words of activations). All lanes must call it
-// together (mma.sync); every condition below is uniform across the warp.
-template <int kMaxK, int kMTiles>
+// kMaxK bounds every padded width (registers: kMTiles * kMaxK / 2 words of activations); kSpecialise: one copy of
+// the layer code per layer kind (else one generic copy). All lanes must call it together (mma.sync); every condition
+// below is uniform across the warp.
+template <int kMaxK, int kMTiles, bool kShared, bool kSpecialise, int kStages>
 __device__ __forceinline__ void run_network(const ModelDesc& md, const uint8_t* weights, const float* params,
                                             const uint8_t* staging, int row_stride, int mbase,
                                             float (&result)[kMTiles][2][4]) {
@@ -263,7 +459,7 @@ __device__ __forceinline__ void run_network(const ModelDesc& md, const uint8_t* 
             const uint8_t* row_g8 = row_g + 8 * row_stride;
 #pragma unroll
             for (int r = 0; r < kRegs; ++r) in[m][r] = 0u;
-            if (l0.fp16) {
+            if (l0.kind & 1) {
 #pragma unroll
                 for (int kc = 0; kc < kMaxK / 16; ++kc) {
                     if (kc * 16 < l0.k_pad) {
@@ -291,99 +487,12 @@ __device__ __forceinline__ void run_network(const ModelDesc& md, const uint8_t* 
 
     for (int l = 0; l < md.layer_count; ++l) {
         const LayerDesc& layer = md.layers[l];
-        const bool last = l + 1 == md.layer_count;
-        const bool next_fp16 = !last && md.layers[l + 1].fp16 != 0;
-        const uint8_t* w = weights + layer.weight_offset;
-        const float* scale = params + layer.param_offset;
-        const float* bias = scale + layer.n_pad;
-        const int chunks = layer.fp16 ? layer.k_pad / 16 : layer.k_pad / 32;
-#pragma unroll
-        for (int r = 0; r < kRegs; ++r) out[0][r] = 0u;
-#pragma unroll
-        for (int m = 1; m < kMTiles; ++m)
-#pragma unroll
-            for (int r = 0; r < kRegs; ++r) out[m][r] = 0u;
-#pragma unroll
-        for (int pair = 0; pair < kMaxK / 16; ++pair) {
-            if (pair * 16 >= layer.n_pad) break;
-            float acc[kMTiles][2][4];
-#pragma unroll
-            for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-                for (int j = 0; j < 2; ++j)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[m][j][e] = 0.0f;
-            const uint4* frag = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(pair) * chunks * 32 + lane;
-            if (layer.fp16) {
-#pragma unroll
-                for (int kc = 0; kc < kMaxK / 16; ++kc) {
-                    if (kc >= chunks) break;
-                    const uint4 b = frag[kc * 32];
-#pragma unroll
-                    for (int m = 0; m < kMTiles; ++m) {
-                        mma_fp16(acc[m][0], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3],
-                                 b.x, b.y);
-                        mma_fp16(acc[m][1], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3],
-                                 b.z, b.w);
-                    }
-                }
-            } else {
-#pragma unroll
-                for (int kc = 0; kc < kMaxK / 32; ++kc) {
-                    if (kc >= chunks) break;
-                    const uint4 b = frag[kc * 32];
-#pragma unroll
-                    for (int m = 0; m < kMTiles; ++m) {
-                        mma_fp8(acc[m][0], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3],
-                                b.x, b.y);
-                        mma_fp8(acc[m][1], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3],
-                                b.z, b.w);
-                    }
-                }
-            }
-            // spec 8.6: y = acc * scale + bias (a multiply, then an add; scale 1 without scales, exact), the
-            // activation, and the E4M3 rounding of the next layer's input, straight into its A registers.
-            float act[kMTiles][2][4];
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const int n = pair * 16 + 8 * j + 2 * t;
-                const float2 s = *reinterpret_cast<const float2*>(scale + n);
-                const float2 bb = *reinterpret_cast<const float2*>(bias + n);
-#pragma unroll
-                for (int m = 0; m < kMTiles; ++m) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const float y = acc[m][j][e] * ((e & 1) ? s.y : s.x) + ((e & 1) ? bb.y : bb.x);
-                        if (last) {
-                            result[m][j][e] = y;
-                        } else {
-                            act[m][j][e] = hgelu_clamped(y);
-                        }
-                    }
-                }
-            }
-            if (!last) {
-#pragma unroll
-                for (int m = 0; m < kMTiles; ++m) {
-                    const uint32_t lo_g = fp8x2_codes(act[m][0][0], act[m][0][1]);   // tile 2P, row g
-                    const uint32_t lo_g8 = fp8x2_codes(act[m][0][2], act[m][0][3]);  // tile 2P, row g + 8
-                    const uint32_t hi_g = fp8x2_codes(act[m][1][0], act[m][1][1]);   // tile 2P+1, row g
-                    const uint32_t hi_g8 = fp8x2_codes(act[m][1][2], act[m][1][3]);  // tile 2P+1, row g + 8
-                    if (next_fp16) {
-                        if (4 * pair + 3 < kRegs) {
-                            out[m][4 * pair + 0] = fp8x2_to_half2(lo_g);
-                            out[m][4 * pair + 1] = fp8x2_to_half2(lo_g8);
-                            out[m][4 * pair + 2] = fp8x2_to_half2(hi_g);
-                            out[m][4 * pair + 3] = fp8x2_to_half2(hi_g8);
-                        }
-                    } else {
-                        out[m][2 * pair + 0] = lo_g | (hi_g << 16);
-                        out[m][2 * pair + 1] = lo_g8 | (hi_g8 << 16);
-                    }
-                }
-            }
+        if constexpr (kSpecialise) {
+            run_layer_of_kind<kMaxK, kMTiles, kShared, kStages>(layer.kind, layer, weights, params, in, out, result);
+        } else {
+            run_layer<kMaxK, kMTiles, -1, kShared, kStages>(layer, weights, params, in, out, result);
         }
-        if (!last) {
+        if (l + 1 < md.layer_count) {
 #pragma unroll
             for (int m = 0; m < kMTiles; ++m)
 #pragma unroll

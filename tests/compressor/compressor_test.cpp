@@ -185,6 +185,23 @@ TEST(Compressor, BadInputIsRejectedClearly) {
     EXPECT_EQ(Compressor::create(broken, small_options(10)).status().code(), StatusCode::invalid_argument);
 }
 
+// The trainer choice on the CPU: auto trains eager; fused needs a CUDA device (invalid_argument in builds with the
+// kernels) and a build with them (backend_unavailable otherwise).
+TEST(Compressor, TrainerPathOnCpu) {
+    const TrainingTarget target = test::synthetic_material(kSize);
+    CompressOptions o = small_options(10);
+    auto automatic = Compressor::create(target, o);
+    ASSERT_TRUE(automatic.ok()) << automatic.status().to_string();
+    EXPECT_EQ((*automatic)->trainer_path(), TrainerPath::eager);
+    o.trainer = TrainerPath::fused;
+    const Status fused = Compressor::create(target, o).status();
+    EXPECT_TRUE(fused.code() == StatusCode::invalid_argument || fused.code() == StatusCode::backend_unavailable)
+        << fused.to_string();
+    for (TrainerPath p : {TrainerPath::automatic, TrainerPath::fused, TrainerPath::eager})
+        EXPECT_EQ(trainer_path_from_string(to_string(p)), p);
+    EXPECT_FALSE(trainer_path_from_string("gpu").has_value());
+}
+
 TEST(Compressor, CancelFromCallbackStopsWithCancelled) {
     const TrainingTarget target = test::synthetic_material(kSize);
     CompressOptions o = small_options(100);

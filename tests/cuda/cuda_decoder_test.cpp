@@ -1,8 +1,11 @@
 // The CUDA decoder against the CPU reference decoder on random valid packs: every texel of every mip, random
-// queries, partial warps, warps mixing packs, both matmul paths, the wide-network kernels, and GPU-side error sums
-// against the CPU's. Skipped without a device; failed without one when NMC_REQUIRE_GPU is set.
+// queries, partial warps, warps mixing packs, both matmul paths, the wide-network kernels, GPU-side error sums
+// against the CPU's, and the benchmark's timing variants. Skipped without a device; failed without one when
+// NMC_REQUIRE_GPU is set.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -202,8 +205,7 @@ TEST(CudaDecoder, TextureImagesEqualCpu) {
 TEST(CudaDecoder, BatchWithMixedPacksInOneWarpEqualsEachPacksCpuDecode) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const std::vector<ExactCase> cases = exact_cases();
-    const std::vector<Pack> packs = {test::make_random_pack(cases[0].options),
-                                     test::make_random_pack(cases[2].options),
+    const std::vector<Pack> packs = {test::make_random_pack(cases[0].options), test::make_random_pack(cases[2].options),
                                      test::make_random_pack(cases[4].options)};
     for (CudaMatmulPath path : paths()) {
         SCOPED_TRACE(to_string(path));
@@ -218,7 +220,8 @@ TEST(CudaDecoder, BatchWithMixedPacksInOneWarpEqualsEachPacksCpuDecode) {
         std::vector<std::vector<size_t>> index(packs.size());
         for (size_t i = 0; i < batch.size(); ++i) {
             const int p = static_cast<int>((i * 7 + i / 5) % packs.size());
-            const int mip = std::uniform_int_distribution<int>(0, packs[static_cast<size_t>(p)].material.mip_count - 1)(rng);
+            const int mip =
+                std::uniform_int_distribution<int>(0, packs[static_cast<size_t>(p)].material.mip_count - 1)(rng);
             batch[i] = {p, coordinate(rng), coordinate(rng), mip};
             per_pack[static_cast<size_t>(p)].push_back({batch[i].u, batch[i].v, mip});
             index[static_cast<size_t>(p)].push_back(i);
@@ -234,7 +237,8 @@ TEST(CudaDecoder, BatchWithMixedPacksInOneWarpEqualsEachPacksCpuDecode) {
             for (size_t k = 0; k < index[p].size(); ++k)
                 for (size_t c = 0; c < 16; ++c) {
                     const float want = c < channels ? expected[k * channels + c] : 0.0f;
-                    ASSERT_EQ(out[index[p][k] * 16 + c], want) << "pack " << p << " query " << index[p][k] << " c " << c;
+                    ASSERT_EQ(out[index[p][k] * 16 + c], want)
+                        << "pack " << p << " query " << index[p][k] << " c " << c;
                 }
         }
     }
@@ -283,8 +287,8 @@ TEST(CudaDecoder, InexactSumsAgreeWithCpuWithinSummationOrderTolerance) {
                 total += a[c].size();
             }
             EXPECT_LE(static_cast<double>(beyond), kMaxFractionBeyondTolerance * static_cast<double>(total))
-                << "mip " << mip << ": " << beyond << " of " << total << " values beyond " << kSumOrderTolerance
-                << " (" << differing << " differ at all)";
+                << "mip " << mip << ": " << beyond << " of " << total << " values beyond " << kSumOrderTolerance << " ("
+                << differing << " differ at all)";
         }
     }
 }
@@ -330,8 +334,8 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
                 double sse = 0;
                 double peak = 0;
                 for (size_t i = 0; i < planes[c].size(); ++i) {
-                    const double d = (static_cast<double>(planes[c][i]) - lo) / (hi - lo) -
-                                     reference[static_cast<size_t>(m)][c][i];
+                    const double d =
+                        (static_cast<double>(planes[c][i]) - lo) / (hi - lo) - reference[static_cast<size_t>(m)][c][i];
                     sse += d * d;
                     peak = std::max(peak, std::fabs(d));
                 }
@@ -361,6 +365,38 @@ TEST(CudaDecoder, DeviceOutputHoldsEveryMipAtItsOffset) {
                            static_cast<size_t>(pack.material.mip_height(m)) * pack.channels.size();
     }
     EXPECT_EQ(gpu.device_output_floats(), expected_offset);
+}
+
+// The benchmark's timing variants run on the default-shape network and leave `full` untouched; networks wider than 64
+// have none (invalid_argument).
+TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
+    if (!require_device()) GTEST_SKIP() << "no CUDA device";
+    const std::vector<ExactCase> cases = exact_cases();
+    const Pack pack = test::make_random_pack(cases[5].options);  // default shape
+    const Pack wide = test::make_random_pack(cases[6].options);
+    const CpuDecoder cpu = make_cpu(pack);
+    for (CudaMatmulPath path : paths()) {
+        SCOPED_TRACE(to_string(path));
+        const CudaDecoder gpu = make_cuda(pack, path);
+        float* device_out = nullptr;
+        ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
+        for (CudaDecodeVariant variant :
+             {CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only, CudaDecodeVariant::sampling_only}) {
+            const Status s = gpu.decode_all_mips_to_device(device_out, variant);
+            EXPECT_TRUE(s.ok()) << to_string(variant) << ": " << s.to_string();
+        }
+        ASSERT_TRUE(gpu.decode_all_mips_to_device(device_out).ok());
+        std::vector<float> all(gpu.device_output_floats());
+        ASSERT_EQ(cudaMemcpy(all.data(), device_out, all.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        cudaFree(device_out);
+        const auto planes = decode_mip(cpu, 0);
+        const size_t texels = planes[0].size();
+        for (size_t c = 0; c < planes.size(); ++c)
+            EXPECT_TRUE(std::equal(planes[c].begin(), planes[c].end(), all.begin() + c * texels)) << "channel " << c;
+        const CudaDecoder gpu_wide = make_cuda(wide, path);
+        EXPECT_EQ(gpu_wide.decode_all_mips_to_device(nullptr, CudaDecodeVariant::network_only).code(),
+                  StatusCode::invalid_argument);
+    }
 }
 
 TEST(CudaDecoder, RejectsInvalidRequests) {
