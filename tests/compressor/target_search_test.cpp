@@ -110,10 +110,11 @@ TEST(TargetSearch, ReachesAReachableTargetWithTheSmallestPassingPack) {
     }
     EXPECT_EQ(result->result.file.size(), smallest_passing);
     EXPECT_LE(result->total_steps, 200 + (search.max_attempts - 1) * 60);
-    // The start rate's pack (the first attempt, identical to `first`) passes, so the answer is no larger, and
-    // the search went down the ladder at least once.
-    EXPECT_EQ(result->attempts.front().file_bytes, first->file.size());
-    EXPECT_LE(result->result.file.size(), first->file.size());
+    // The first attempt is `first` again (same shape, seed and steps: the same model), so it passes and the
+    // answer is no larger. The files may differ by one 64-byte alignment step: the metadata records the
+    // training time, whose digits vary from run to run.
+    EXPECT_DOUBLE_EQ(result->attempts.front().psnr_db, first->pack.quality.psnr_db);
+    EXPECT_LE(result->result.file.size(), first->file.size() + 64);
     ASSERT_GE(result->attempts.size(), 2u);
     EXPECT_LT(result->attempts[1].bits_per_texel, result->attempts[0].bits_per_texel);
 }
