@@ -368,22 +368,6 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
         const float v = (static_cast<float>(ty) + 0.5f) / static_cast<float>(T.mip_height[m]);
         const int k0 = m < a.level_count - 2 ? m : a.level_count - 2;
         const int k = k0 + level_sel;
-        // The targets this lane's loss terms need (texels g and g + 8 of the tile, channels 8j + 2t + e), loaded now
-        // so that their latency hides behind the sampling and the forward pass.
-        float expected[2][2][2];  // [h][j][e]
-        bool target_valid[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int target_texel = __shfl_sync(0xFFFFFFFFu, texel, g + 8 * h);
-            target_valid[h] = __shfl_sync(0xFFFFFFFFu, valid ? 1 : 0, g + 8 * h) != 0;
-#pragma unroll
-            for (int j = 0; j < 2; ++j)
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    const int c = 8 * j + 2 * t + e;
-                    expected[h][j][e] = c < C ? __ldg(a.targets + static_cast<size_t>(target_texel) * C + c) : 0.0f;
-                }
-        }
 
         // spec 8.2-8.3 for this lane's level.
         const int lw = T.level_width[k];
@@ -427,33 +411,23 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
             return ((weight[0] * va + weight[1] * vb) + weight[2] * vc) + weight[3] * vd;
         };
         if ((F & 3) == 0) {
-            // Every corner's features first (up to 16 independent 16-byte loads in flight), then the arithmetic.
-            float4 q[4][4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int c = 0; c < 4; ++c)
-                    q[j][c] = 4 * j < F ? __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[c]) * F +
-                                                                              4 * j))
-                                        : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                if (4 * j < F) {
-                    const int f = 4 * j;
-                    const float s0 = sample(noisy(q[j][0].x, 0, f), noisy(q[j][1].x, 1, f), noisy(q[j][2].x, 2, f),
-                                            noisy(q[j][3].x, 3, f));
-                    const float s1 = sample(noisy(q[j][0].y, 0, f + 1), noisy(q[j][1].y, 1, f + 1),
-                                            noisy(q[j][2].y, 2, f + 1), noisy(q[j][3].y, 3, f + 1));
-                    const float s2 = sample(noisy(q[j][0].z, 0, f + 2), noisy(q[j][1].z, 1, f + 2),
-                                            noisy(q[j][2].z, 2, f + 2), noisy(q[j][3].z, 3, f + 2));
-                    const float s3 = sample(noisy(q[j][0].w, 0, f + 3), noisy(q[j][1].w, 1, f + 3),
-                                            noisy(q[j][2].w, 2, f + 3), noisy(q[j][3].w, 3, f + 3));
-                    __half* dst = x0_row + level_sel * F + f;
-                    dst[0] = fp8_half(s0);
-                    dst[1] = fp8_half(s1);
-                    dst[2] = fp8_half(s2);
-                    dst[3] = fp8_half(s3);
-                }
+            for (int f = 0; f < F; f += 4) {
+                const float4 qa = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[0]) * F + f));
+                const float4 qb = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[1]) * F + f));
+                const float4 qc = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[2]) * F + f));
+                const float4 qd = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[3]) * F + f));
+                const float s0 = sample(noisy(qa.x, 0, f), noisy(qb.x, 1, f), noisy(qc.x, 2, f), noisy(qd.x, 3, f));
+                const float s1 = sample(noisy(qa.y, 0, f + 1), noisy(qb.y, 1, f + 1), noisy(qc.y, 2, f + 1),
+                                        noisy(qd.y, 3, f + 1));
+                const float s2 = sample(noisy(qa.z, 0, f + 2), noisy(qb.z, 1, f + 2), noisy(qc.z, 2, f + 2),
+                                        noisy(qd.z, 3, f + 2));
+                const float s3 = sample(noisy(qa.w, 0, f + 3), noisy(qb.w, 1, f + 3), noisy(qc.w, 2, f + 3),
+                                        noisy(qd.w, 3, f + 3));
+                __half* dst = x0_row + level_sel * F + f;
+                dst[0] = fp8_half(s0);
+                dst[1] = fp8_half(s1);
+                dst[2] = fp8_half(s2);
+                dst[3] = fp8_half(s3);
             }
         } else {
             for (int f = 0; f < F; ++f) {
@@ -568,6 +542,8 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int rr = g + 8 * h;
+                const int target_texel = __shfl_sync(0xFFFFFFFFu, texel, rr);
+                const bool target_valid = __shfl_sync(0xFFFFFFFFu, valid ? 1 : 0, rr) != 0;
 #pragma unroll
                 for (int j = 0; j < 2; ++j) {
                     float grad[2];
@@ -577,10 +553,11 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
                         const int c = 8 * j + 2 * t + e;
                         const float o = acc[j][2 * h + e] * scale[c] + bias[c];
                         grad[e] = 0.0f;
-                        if (target_valid[h] && c < C) {
-                            const float diff = o - expected[h][j][e];
+                        if (target_valid && c < C) {
+                            const float expected = __ldg(a.targets + static_cast<size_t>(target_texel) * C + c);
+                            const float diff = o - expected;
                             loss_sum += T.loss_weight[c] * (diff * diff);
-                            const float clamped = fminf(fmaxf(o, 0.0f), 1.0f) - expected[h][j][e];
+                            const float clamped = fminf(fmaxf(o, 0.0f), 1.0f) - expected;
                             squared_sum += clamped * clamped;
                             grad[e] = diff * T.grad_weight[c];
                         }
@@ -844,8 +821,6 @@ __global__ void __launch_bounds__(kThreads) network_update_kernel(const __grid_c
 
     if (reduce) {
         float s0 = 0.0f, s1 = 0.0f, sb = 0.0f;
-        // Unrolled by 4 so that four rows' loads are in flight at once (the sum is latency-bound otherwise).
-#pragma unroll 4
         for (int b = warp; b < a.partial_blocks; b += kWarps) {
             const float* row = a.partials + static_cast<size_t>(b) * a.partial_stride;
             if (lane < inputs) s0 += row[weight_index + lane];
