@@ -106,6 +106,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                            "--output-layer must be int8, e4m3 or e4m3-scaled, got '" + o.output_layer + "'"));
         return kExitUsage;
     }
+    if (o.trainer == "fused" && o.device == "cpu") {
+        print_error(Status(StatusCode::invalid_argument,
+                           "--trainer fused runs on CUDA devices: add --device cuda[:N], or use --trainer auto or eager"));
+        return kExitUsage;
+    }
     std::error_code ec;
     if (!o.force && std::filesystem::exists(o.output, ec)) {
         print_error(Status(StatusCode::io_error, o.output + ": already exists (use --force to replace it)"));
