@@ -4,8 +4,8 @@
 # is a failure there), then the benchmarks. Logs and results go to $OUT (or ./gpu-check-out).
 #   scripts/gpu-check.sh [check]   build, tests, decoder benchmarks, compress + validate of bench-materials/*
 #   scripts/gpu-check.sh measure   build, then bench/run_benchmarks.py measure: nmc on every shared material at
-#                                  NTC's file sizes (--ntc-sizes) on the GPU -> $OUT/bench-h200.json; settings
-#                                  from NMC_MEASURE_RATES (1.5,2.5,5,10), NMC_MEASURE_QUALITY (best),
+#                                  NTC's file sizes (--ntc-sizes) on the GPU -> $OUT/bench-h200-r<rate>.json;
+#                                  settings from NMC_MEASURE_RATES (5,2.5,10,1.5), NMC_MEASURE_QUALITY (best),
 #                                  NMC_MEASURE_STEPS (the preset's), NMC_MEASURE_ARGS (more measure flags)
 #   scripts/gpu-check.sh all       both (longer than one 10-minute device call: run them as two calls)
 set -uo pipefail
@@ -94,13 +94,17 @@ fi
 fi
 
 if [ "$mode" != check ]; then
-  step "bench: nmc on the shared materials at NTC's file sizes (CUDA training and decoding)"
-  # shellcheck disable=SC2086
-  PYTHONUNBUFFERED=1 python3 bench/run_benchmarks.py measure --codecs nmc --device cuda --decode-device cuda \
-    --ntc-sizes --rates "${NMC_MEASURE_RATES:-1.5,2.5,5,10}" --quality "${NMC_MEASURE_QUALITY:-best}" \
-    ${NMC_MEASURE_STEPS:+--steps "$NMC_MEASURE_STEPS"} --nmc build-gpu/cli/nmc --label h200 \
-    -o "$out/bench-h200.json" ${NMC_MEASURE_ARGS:-} 2>&1 | tee "$out/measure.log" | grep -E "nmc .* bpp|FAILED|done" ||
-    status=1
+  # One results file per rate, every material at that rate before the next rate: a run cut short by the
+  # device call's time limit still has whole rates.
+  for rate in $(echo "${NMC_MEASURE_RATES:-5,2.5,10,1.5}" | tr , ' '); do
+    step "bench: nmc on every shared material at NTC's $rate bpp file size (CUDA training and decoding)"
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 python3 bench/run_benchmarks.py measure --codecs nmc --device cuda --decode-device cuda \
+      --ntc-sizes --rates "$rate" --quality "${NMC_MEASURE_QUALITY:-best}" \
+      ${NMC_MEASURE_STEPS:+--steps "$NMC_MEASURE_STEPS"} --nmc build-gpu/cli/nmc --label "h200-r$rate" \
+      -o "$out/bench-h200-r$rate.json" ${NMC_MEASURE_ARGS:-} 2>&1 | tee -a "$out/measure.log" |
+      grep -E "nmc .* bpp|FAILED|done" || status=1
+  done
 fi
 
 step "done, status $status"
