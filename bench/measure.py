@@ -259,6 +259,10 @@ def measure(opt, repo):
                     cuda_bench, environment.parse_cuda_decoder_bench)
             _write_json(out, result)
         for i, folder in enumerate(folders):
+            if getattr(opt, "deadline", None) and time.time() > opt.deadline:
+                notes.append("stopped at the --deadline before %d of %d materials" % (len(folders) - i, len(folders)))
+                _log("deadline reached: %d materials left out" % (len(folders) - i))
+                break
             if cr.HAVE_IMAGING:
                 material = Material(folder)
                 entry = material.summary()

@@ -42,6 +42,8 @@ def main(argv=None):
     m.add_argument("--ntc-sizes", action="store_true",
                    help="for each rate NTC measured on a material (2.5, 5, 10), give nmc NTC's file size as the budget "
                         "(its bits per mip-0 texel at 100k steps) instead of the nominal rate")
+    m.add_argument("--deadline", type=float, help="Unix time after which no further material is started (for "
+                                                  "runs inside a time-limited call; the results file says so)")
     m.add_argument("--nmc-args", default="", help="extra `nmc compress` flags, e.g. '--normal-mode xyz' (they name "
                                                   "their own series in the report)")
     m.add_argument("--quality", default="normal", help="nmc --quality preset (default normal)")
