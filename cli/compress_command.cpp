@@ -62,7 +62,7 @@ struct CompressCliOptions {
     std::string device = "cpu";
     std::string trainer = "auto";
     std::string output_layer = "int8";
-    std::string normal_mode = "xy";
+    std::string normal_mode = "auto";
     std::string address_mode = "wrap";
     bool gloss_to_roughness = false;
     bool resample = false;
@@ -73,7 +73,7 @@ struct CompressCliOptions {
 // Bits per texel of the BCn set a game would ship for a texture: BC5 for normal maps, BC4 for a grey map (one
 // distinct source), BC7 for colour and packed maps.
 double bcn_bits_per_texel(const TextureLayout& t) {
-    if (t.normal_mode != NormalMode::none) return 8.0;
+    if (t.holds_normals()) return 8.0;
     int first = -2;
     bool single = true;
     for (const ChannelSource& c : t.channels) {
@@ -117,7 +117,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         return kExitIo;
     }
     MaterialLoadOptions load;
-    load.normal_mode = o.normal_mode == "xyz" ? NormalMode::xyz : NormalMode::xy;
+    load.normal_mode = normal_mode_choice_from_string(o.normal_mode).value_or(NormalModeChoice::automatic);
     load.gloss_to_roughness = o.gloss_to_roughness;
     load.resample_mismatched = o.resample;
     auto material = load_material(o.input, load);
@@ -361,8 +361,9 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--output-layer", options->output_layer,
                         "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")
         ->capture_default_str();
-    command->add_option("--normal-mode", options->normal_mode, "Normals in the pack: xy (Z rebuilt) or xyz")
-        ->check(CLI::IsMember({"xy", "xyz"}))
+    command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
+                        "rebuilt), xyz (renormalised) or stored (three plain channels)")
+        ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}))
         ->capture_default_str();
     command->add_option("--address-mode", options->address_mode,
                         "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")

@@ -179,8 +179,9 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
         std::printf("    file       %s (%s, %s, %s)\n", t.file_name.c_str(), t.file_format.c_str(),
                     to_string(t.sample_type), to_string(t.color_space));
         std::printf("    semantic   %s\n", t.semantic_label().c_str());
-        if (t.normal_mode != NormalMode::none)
-            std::printf("    normal     mode %s, convention %s\n", to_string(t.normal_mode),
+        if (t.holds_normals())
+            std::printf("    normal     mode %s, convention %s\n",
+                        t.normal_mode == NormalMode::none ? "none (stored as 3 plain channels)" : to_string(t.normal_mode),
                         to_string(t.normal_convention));
         if (!t.source_sha256.empty()) std::printf("    sha256     %s\n", t.source_sha256.c_str());
         for (size_t c = 0; c < t.channels.size(); ++c)

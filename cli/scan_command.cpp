@@ -22,7 +22,7 @@ struct ScanOptions {
     bool json = false;
     std::string manifest_out;
     bool force = false;
-    std::string normal_mode = "xy";
+    std::string normal_mode = "auto";
     bool gloss_to_roughness = false;
     bool resample = false;
 };
@@ -109,8 +109,9 @@ void print_text(const MaterialScan& scan) {
         std::printf("  %s\n", l.file_name.c_str());
         std::printf("    %s (%s), %dx%d, %d ch, %s %s, %s", l.semantic_label().c_str(), f.reason.c_str(), f.width,
                     f.height, f.channels, l.file_format.c_str(), to_string(l.sample_type), to_string(l.color_space));
-        if (l.normal_mode != NormalMode::none)
-            std::printf(", normals %s %s", to_string(l.normal_convention), to_string(l.normal_mode));
+        if (l.holds_normals())
+            std::printf(", normals %s %s", to_string(l.normal_convention),
+                        l.normal_mode == NormalMode::none ? "stored" : to_string(l.normal_mode));
         std::printf("\n");
         for (size_t c = 0; c < l.channels.size(); ++c)
             std::printf("    [%zu] %-18s <- %s\n", c, to_string(l.channels[c].semantic),
@@ -130,7 +131,7 @@ void print_text(const MaterialScan& scan) {
 
 int run_scan(const ScanOptions& options, int verbosity) {
     MaterialLoadOptions load;
-    load.normal_mode = options.normal_mode == "xyz" ? NormalMode::xyz : NormalMode::xy;
+    load.normal_mode = normal_mode_choice_from_string(options.normal_mode).value_or(NormalModeChoice::automatic);
     load.gloss_to_roughness = options.gloss_to_roughness;
     load.resample_mismatched = options.resample;
     auto scan = scan_material(options.input, load);
@@ -169,8 +170,9 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
     command->add_option("--write-manifest", options->manifest_out,
                         "Write the inferred manifest (docs/manifest.md) to FILE for editing");
     command->add_flag("--force", options->force, "Overwrite the --write-manifest file if it exists");
-    command->add_option("--normal-mode", options->normal_mode, "Normals in the pack: xy (Z rebuilt) or xyz")
-        ->check(CLI::IsMember({"xy", "xyz"}));
+    command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
+                        "rebuilt), xyz (renormalised) or stored (three plain channels)")
+        ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}));
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
                       "Store glossiness maps as roughness = 1 - gloss");
     command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");

@@ -1,6 +1,7 @@
 // String names of the texture vocabulary, as they appear in pack metadata, manifests and reports.
 #include "core/texture_layout.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace nmc {
@@ -62,6 +63,13 @@ int bits_of(SampleType t) {
         case SampleType::float32: return 32;
     }
     return 0;
+}
+
+bool TextureLayout::holds_normals() const {
+    if (normal_mode != NormalMode::none) return true;
+    return channels.size() == 3 && std::all_of(channels.begin(), channels.end(), [](const ChannelSource& c) {
+               return c.semantic == Semantic::normal;
+           });
 }
 
 std::string TextureLayout::semantic_label() const {

@@ -80,6 +80,9 @@ struct TextureLayout {
 
     // "albedo", "normal", ... when every channel has one semantic, else "packed".
     std::string semantic_label() const;
+    // A tangent-space normal map: normal_mode xy or xyz, or three channels of semantic normal stored as plain
+    // pack channels (normal_mode none). Its first three channels are the vector's X, Y, Z.
+    bool holds_normals() const;
 };
 
 }  // namespace nmc

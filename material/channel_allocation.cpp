@@ -114,7 +114,9 @@ Result<std::vector<PackChannel>> allocate_channels(std::vector<AllocationInput>&
             PackChannel p;
             p.semantic = as_roughness ? Semantic::roughness : c.semantic;
             p.name = to_string(p.semantic);
-            if (distinct_with(c.semantic) > 1) p.name += kComponentSuffix[i];
+            // Normals stored as plain channels (normal_mode none, material.h NormalModeChoice::stored) keep .x/.y/.z.
+            if (distinct_with(c.semantic) > 1)
+                p.name += c.semantic == Semantic::normal && i < 3 ? kNormalSuffix[i] : kComponentSuffix[i];
             p.name = take_name(p.name, layout);
             p.color_space = is_color(c.semantic) ? layout.color_space : ColorSpace::linear;
             p.loss_weight = input.loss_weights[i];

@@ -165,7 +165,7 @@ Manifest inferred_manifest(const MaterialScan& scan) {
             mt.semantic = layout.channels.front().semantic;
         }
         mt.color_space = layout.color_space;
-        if (layout.normal_mode != NormalMode::none) mt.normal_convention = layout.normal_convention;
+        if (layout.holds_normals()) mt.normal_convention = layout.normal_convention;
         const auto& w = scan.files[t].loss_weights;
         if (std::any_of(w.begin(), w.end(), [](float v) { return v != 1.0f; })) mt.loss_weights = w;
         m.textures.push_back(mt);
@@ -173,9 +173,20 @@ Manifest inferred_manifest(const MaterialScan& scan) {
     return m;
 }
 
+// The pack's normal_mode for a 3-channel normal map under `choice` (none: stored as plain channels).
+NormalMode normal_mode_for(NormalModeChoice choice, const Image& image) {
+    switch (choice) {
+        case NormalModeChoice::xy: return NormalMode::xy;
+        case NormalModeChoice::xyz: return NormalMode::xyz;
+        case NormalModeChoice::stored: return NormalMode::none;
+        case NormalModeChoice::automatic: break;
+    }
+    return xy_normal_cap_db(image.pixels, image.texel_count(), static_cast<size_t>(image.channels)) >= kXyNormalCapDb
+               ? NormalMode::xy
+               : NormalMode::none;
+}
+
 Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& options) {
-    if (options.normal_mode == NormalMode::none)
-        return Status(StatusCode::invalid_argument, "normal mode must be xy or xyz");
     if (options.max_mips == 0 || options.max_mips < -1)
         return Status(StatusCode::invalid_argument,
                       "max_mips must be -1 (full chain) or at least 1, got " + std::to_string(options.max_mips));
@@ -319,11 +330,9 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
         layout.sample_type = file->image.sample_type;
         layout.color_space = choose_color_space(c, *semantics, *file);
         layout.normal_convention = c.convention.value_or(NormalConvention::opengl);
-        layout.normal_mode = semantics->front() == Semantic::normal && semantics->size() == 3 &&
-                                     std::all_of(semantics->begin(), semantics->end(),
-                                                 [](Semantic s) { return s == Semantic::normal; })
-                                 ? options.normal_mode
-                                 : NormalMode::none;
+        const bool normal_map = semantics->size() == 3 && std::all_of(semantics->begin(), semantics->end(),
+                                                                        [](Semantic s) { return s == Semantic::normal; });
+        layout.normal_mode = normal_map ? normal_mode_for(options.normal_mode, file->image) : NormalMode::none;
         for (Semantic s : *semantics) {
             ChannelSource source;
             source.semantic = s;
@@ -578,6 +587,39 @@ Status write_texture(const std::string& out_dir, const TextureLayout& layout, co
         tag = ColorSpace::linear;
     return write_image_tagged(path, image, format_override.empty() ? layout.file_format : format_override, overwrite,
                               tag);
+}
+
+const char* to_string(NormalModeChoice c) {
+    switch (c) {
+        case NormalModeChoice::automatic: return "auto";
+        case NormalModeChoice::xy: return "xy";
+        case NormalModeChoice::xyz: return "xyz";
+        case NormalModeChoice::stored: return "stored";
+    }
+    return "unknown";
+}
+
+std::optional<NormalModeChoice> normal_mode_choice_from_string(const std::string& s) {
+    for (NormalModeChoice c :
+         {NormalModeChoice::automatic, NormalModeChoice::xy, NormalModeChoice::xyz, NormalModeChoice::stored})
+        if (s == to_string(c)) return c;
+    return std::nullopt;
+}
+
+double xy_normal_cap_db(const std::vector<float>& pixels, size_t texels, size_t channels) {
+    // spec 8.10's 8-bit code of a [0, 1] value
+    const auto code = [](double v) { return std::floor(std::min(std::max(v, 0.0), 1.0) * 255.0 + 0.5); };
+    double sse = 0;
+    for (size_t i = 0; i < texels; ++i) {
+        const double x = 2.0 * pixels[i * channels] - 1.0;
+        const double y = 2.0 * pixels[i * channels + 1] - 1.0;
+        const double z = std::sqrt(std::max((1.0 - x * x) - y * y, 0.0));  // spec 8.8, before renormalising
+        const double d = code(z * 0.5 + 0.5) - code(pixels[i * channels + 2]);
+        sse += d * d;
+    }
+    // X and Y exact: the map's error is Z's alone, shared by its three channels.
+    const double mse = sse / (255.0 * 255.0) / static_cast<double>(std::max<size_t>(texels, 1)) / 3.0;
+    return mse > 0 ? -10.0 * std::log10(mse) : 99.0;
 }
 
 }  // namespace nmc

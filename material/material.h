@@ -4,6 +4,7 @@
 // ignored files are returned.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,8 +37,27 @@ struct Material {
     std::vector<std::pair<std::string, std::string>> ignored_files;  // file, reason
 };
 
+// How a normal map goes into the pack (docs/manifest.md, "Normal maps in the pack"):
+// - xy: X and Y in the pack, Z rebuilt and the vector renormalised on decode (spec 8.8);
+// - xyz: X, Y and Z in the pack, renormalised on decode;
+// - stored: X, Y and Z as three plain channels (normal_mode none, channel semantics normal): decoded as the
+//   file stores them, unit length or not, as every renderer that renormalises expects;
+// - automatic: per map, xy when the Z rebuilt from the file's own X and Y matches its stored Z well enough
+//   that the map's 8-bit PSNR could still reach kXyNormalCapDb, else stored.
+enum class NormalModeChoice { automatic, xy, xyz, stored };
+const char* to_string(NormalModeChoice c);
+std::optional<NormalModeChoice> normal_mode_choice_from_string(const std::string& s);
+
+// The automatic choice's bound: rebuilding Z must leave the normal map's 3-channel 8-bit PSNR at least this
+// high (only 2 of the 11 shared materials' normal maps allow it; the others cap at 29.8-45.6 dB).
+constexpr double kXyNormalCapDb = 50.0;
+
+// The 8-bit PSNR, over all three channels of mip 0, of a normal map whose X and Y are exact and whose Z is
+// rebuilt from them (spec 8.8): the most an xy pack can reach on it. `pixels` interleaved RGB in [0, 1].
+double xy_normal_cap_db(const std::vector<float>& pixels, size_t texels, size_t channels);
+
 struct MaterialLoadOptions {
-    NormalMode normal_mode = NormalMode::xy;  // xy or xyz for every normal map
+    NormalModeChoice normal_mode = NormalModeChoice::automatic;
     bool gloss_to_roughness = false;          // store glossiness maps as roughness = 1 - gloss
     bool resample_mismatched = false;         // resample maps of other sizes to the largest (with a warning)
     int max_mips = -1;                        // -1: full chain; else 1..full

@@ -229,7 +229,7 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
         }
         tq.psnr8_mip0_db = psnr_from_mse(texture_mse8 / static_cast<double>(n));
 
-        if (layout.normal_mode != NormalMode::none && n >= 3) {
+        if (layout.holds_normals() && n >= 3) {
             double angle_sum = 0;
             size_t counted = 0;
             for (size_t i = 0; i < dec.texel_count(); ++i) {

@@ -64,7 +64,9 @@ TEST(Channels, DirectXNormalStoredAsOpenGlXy) {
     test::TempDir dir;
     const auto normal = [](int x, int y, int c) { return c == 2 ? 1.0f : test::code(x, y, c); };
     test::write_png(dir.file("w_normaldx.png"), test::make_image(4, 4, 3, normal));
-    auto m = load_material(dir.path());
+    MaterialLoadOptions xy;
+    xy.normal_mode = NormalModeChoice::xy;
+    auto m = load_material(dir.path(), xy);
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     EXPECT_EQ(names_of(m->channels), (std::vector<std::string>{"normal.x", "normal.y"}));
     const TextureLayout& t = m->textures[0];
@@ -76,11 +78,46 @@ TEST(Channels, DirectXNormalStoredAsOpenGlXy) {
     EXPECT_FLOAT_EQ(m->mips[0][1][5], 1.0f - test::code(1, 1, 1));
 
     MaterialLoadOptions xyz;
-    xyz.normal_mode = NormalMode::xyz;
+    xyz.normal_mode = NormalModeChoice::xyz;
     auto m3 = load_material(dir.path(), xyz);
     ASSERT_TRUE(m3.ok()) << m3.status().to_string();
     EXPECT_EQ(names_of(m3->channels), (std::vector<std::string>{"normal.x", "normal.y", "normal.z"}));
     EXPECT_EQ(m3->textures[0].channels[2].kind, ChannelSource::Kind::pack);
+}
+
+// The automatic choice: a map of unit normals keeps xy (rebuilding Z loses nothing); a map whose stored Z is
+// not the rebuilt one (Z = 1 everywhere while X and Y vary) is stored as three plain channels that decode to
+// the file's values, still a normal map for the angle measurement and the BCn comparison.
+TEST(Channels, AutomaticNormalModeFollowsThePixels) {
+    test::TempDir unit_dir, flat_dir;
+    const auto unit = [](int x, int y, int c) {
+        const double nx = 0.3 * std::sin(x * 0.9 + y), ny = 0.3 * std::cos(y * 1.3 - x);
+        const double v[3] = {nx, ny, std::sqrt(1 - nx * nx - ny * ny)};
+        return static_cast<float>(std::floor((v[c] * 0.5 + 0.5) * 255 + 0.5) / 255);
+    };
+    test::write_png(unit_dir.file("u_normal.png"), test::make_image(16, 16, 3, unit));
+    auto m = load_material(unit_dir.path());
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(m->textures[0].normal_mode, NormalMode::xy);
+
+    const auto flat = [](int x, int y, int c) { return c == 2 ? 1.0f : test::code(x, y, c); };
+    test::write_png(flat_dir.file("f_normal.png"), test::make_image(16, 16, 3, flat));
+    m = load_material(flat_dir.path());
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    const TextureLayout& t = m->textures[0];
+    EXPECT_EQ(t.normal_mode, NormalMode::none);
+    EXPECT_TRUE(t.holds_normals());
+    EXPECT_EQ(names_of(m->channels), (std::vector<std::string>{"normal.x", "normal.y"}));  // Z constant: no channel
+    EXPECT_EQ(t.channels[2].kind, ChannelSource::Kind::constant);
+}
+
+TEST(Channels, XyNormalCapMeasuresTheRebuiltZ) {
+    // Unit normals: the rebuilt Z equals the stored one up to 8-bit rounding of X and Y.
+    std::vector<float> unit = {0.5f, 0.5f, 1.0f, 1.0f, 0.5f, 0.5f};
+    EXPECT_GE(xy_normal_cap_db(unit, 2, 3), 90.0);
+    // Stored Z off by 51 codes on one texel of two: MSE = 51^2 / 2 / 3 in 8-bit units.
+    std::vector<float> off = {0.5f, 0.5f, 0.8f, 0.5f, 0.5f, 1.0f};
+    EXPECT_NEAR(xy_normal_cap_db(off, 2, 3), -10 * std::log10(51.0 * 51.0 / (255.0 * 255.0) / 6.0), 1e-9);
 }
 
 TEST(Channels, RgbaAlbedoAlphaIsOpacityAndGlossCanBecomeRoughness) {
@@ -107,7 +144,8 @@ TEST(Channels, RgbaAlbedoAlphaIsOpacityAndGlossCanBecomeRoughness) {
 
 TEST(Channels, MoreThanSixteenSaysWhatToDrop) {
     test::TempDir dir;
-    // 3 + 2 + 4 x 3 channels (RGB data maps whose channels differ) = 17.
+    // 3 + 3 (a normal map that is not unit length: stored as 3 channels) + 4 x 3 channels (RGB data maps whose
+    // channels differ) = 18.
     test::write_png(dir.file("m_diff.png"), test::make_image(2, 2, 3, test::code));
     test::write_png(dir.file("m_nor.png"), test::make_image(2, 2, 3, test::code));
     for (const char* name : {"m_rough.png", "m_metal.png", "m_ao.png", "m_height.png"})
@@ -116,7 +154,7 @@ TEST(Channels, MoreThanSixteenSaysWhatToDrop) {
     ASSERT_FALSE(m.ok());
     EXPECT_EQ(m.status().code(), StatusCode::limit_exceeded);
     const std::string& msg = m.status().message();
-    EXPECT_NE(msg.find("needs 17 pack channels, the limit is 16"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("needs 18 pack channels, the limit is 16"), std::string::npos) << msg;
     EXPECT_NE(msg.find("m_height.png 3"), std::string::npos) << msg;
     EXPECT_NE(msg.find("drop m_height.png"), std::string::npos) << msg;
 }
@@ -182,8 +220,11 @@ TEST(Channels, DemoMaterialLoads) {
     EXPECT_EQ(m->textures[1].semantic_label(), "normal");
     EXPECT_EQ(m->textures[2].semantic_label(), "packed");
     EXPECT_EQ(m->textures[2].file_format, "png");
-    EXPECT_GE(m->channels.size(), 7u);
-    EXPECT_LE(m->channels.size(), 8u);
+    // Its normal map is not unit length (rebuilding Z caps it at 43.2 dB): stored as 3 channels.
+    EXPECT_TRUE(m->textures[1].holds_normals());
+    EXPECT_EQ(m->textures[1].normal_mode, NormalMode::none);
+    EXPECT_GE(m->channels.size(), 8u);
+    EXPECT_LE(m->channels.size(), 9u);
     ASSERT_EQ(m->mips.size(), 10u);
     EXPECT_EQ(m->mips[9][0].size(), 1u);
     EXPECT_TRUE(m->ignored_files.empty());

@@ -131,7 +131,9 @@ TEST(Recognition, MetalNormalIsDirectXThroughAManifest) {
     test::write_png(dir.file("Metal009_2K_Displacement.png"), test::make_image(4, 4, 1, grey));
     test::write_text(dir.file("metal009.json"), R"({"guess_unlisted": true, "textures": [
         {"file": "Metal009_2K_Normal.jpg", "semantic": "normal", "normal_convention": "directx"}]})");
-    auto scan = scan_material(dir.file("metal009.json"));
+    MaterialLoadOptions xy;  // the convention matters where the pack holds the vector: xy (and xyz)
+    xy.normal_mode = NormalModeChoice::xy;
+    auto scan = scan_material(dir.file("metal009.json"), xy);
     ASSERT_TRUE(scan.ok()) << scan.status().to_string();
     bool found = false;
     for (const auto& t : scan->textures) {
