@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_exit_on_error.h"
 #include "decoder/cpu/cpu_decoder.h"
 #include "decoder/cuda/cuda_decoder.h"
 #include "decoder/cuda/cuda_device.h"
@@ -25,21 +26,7 @@ namespace {
 // Multiply-adds per texel of the default network (48*64 + 64*64 + 64*64 + 64*16), as the fp16 path runs it.
 constexpr double kMacsPerTexel = 48.0 * 64 + 64.0 * 64 + 64.0 * 64 + 64.0 * 16;
 
-#define BENCH_CHECK(call)                                                                                       \
-    do {                                                                                                        \
-        const cudaError_t e_ = (call);                                                                          \
-        if (e_ != cudaSuccess) {                                                                                \
-            std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            std::exit(1);                                                                                       \
-        }                                                                                                       \
-    } while (0)
-
-void check(const nmc::Status& s) {
-    if (!s.ok()) {
-        std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
-        std::exit(1);
-    }
-}
+void check(const nmc::Status& s) { nmc::bench::exit_on_error(s, "running the benchmark"); }
 
 // The mma.sync ceiling: every warp runs kChains independent accumulator chains of kIterations MMAs on register
 // operands, m16n8k16 fp16 or m16n8k32 E4M3, fp32 accumulation. A changes every iteration and B differs per chain, so

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_exit_on_error.h"
 #include "compressor/compressor.h"
 #include "compressor/cuda/fused_trainer.h"
 #include "compressor/rate_control.h"
@@ -28,21 +29,7 @@
 
 namespace {
 
-#define BENCH_CHECK(call)                                                                                       \
-    do {                                                                                                        \
-        const cudaError_t e_ = (call);                                                                          \
-        if (e_ != cudaSuccess) {                                                                                \
-            std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-            std::exit(1);                                                                                       \
-        }                                                                                                       \
-    } while (0)
-
-void check(const nmc::Status& s, const char* what) {
-    if (!s.ok()) {
-        std::fprintf(stderr, "error while %s: %s\n", what, s.to_string().c_str());
-        std::exit(1);
-    }
-}
+void check(const nmc::Status& s, const char* what) { nmc::bench::exit_on_error(s, what); }
 
 struct Settings {
     std::string materials = "../shared/materials";
