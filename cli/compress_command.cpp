@@ -111,6 +111,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                            "--trainer fused runs on CUDA devices: add --device cuda[:N], or use --trainer auto or eager"));
         return kExitUsage;
     }
+    if (o.target_psnr > 0 && !o.latent_shape.empty()) {
+        print_error(Status(StatusCode::invalid_argument,
+                           "--target-psnr and --latent-shape both choose the latent shape: give one"));
+        return kExitUsage;
+    }
     std::error_code ec;
     if (!o.force && std::filesystem::exists(o.output, ec)) {
         print_error(Status(StatusCode::io_error, o.output + ": already exists (use --force to replace it)"));
@@ -302,7 +307,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                 pack.quality.psnr8_mip0_db);
     if (search) {
         std::printf("target %.2f dB: %zu attempts, %lld steps in all (%.2fx one run)\n", o.target_psnr,
-                    search->attempts.size(), static_cast<long long>(search->total_steps),
+                    search->attempts.size(),
+                    static_cast<long long>(search->total_steps),
                     static_cast<double>(search->total_steps) / static_cast<double>(search->full_run_steps));
         for (const TargetAttempt& a : search->attempts)
             std::printf("  S=%d F=%-2d b=%d  %6lld steps%s  %.3f bpp  %.2f dB  %s\n", a.shape.grid_scale,

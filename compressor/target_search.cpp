@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <utility>
 
 namespace nmc {
 namespace {
@@ -54,55 +55,133 @@ std::vector<RateRung> rate_ladder(const TrainingTarget& target, const OutputLaye
     return ladder;
 }
 
-Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target, const CompressOptions& options,
-                                                   const TargetSearchOptions& search,
-                                                   const TargetSearchProgressCallback& progress) {
-    if (!std::isfinite(search.target_psnr_db) || search.target_psnr_db <= 0 || search.target_psnr_db > 99)
-        return Status(StatusCode::invalid_argument, "target PSNR must lie in (0, 99] dB");
+namespace {
+
+// The ladder with the rung rate control picks for options.target_bpp (added when the quarter-octave grid missed
+// it), and that rung's index (0 when the budget fits no shape).
+struct StartedLadder {
+    std::vector<RateRung> ladder;
+    size_t start = 0;
+};
+
+StartedLadder ladder_from_budget(const TrainingTarget& target, const CompressOptions& options) {
+    StartedLadder out{rate_ladder(target, options.output_layer), 0};
+    auto start_choice = choose_latent_shape(target.width, target.height, target.mip_count,
+                                            static_cast<int>(target.channels.size()),
+                                            static_cast<int>(target.textures.size()), options.target_bpp,
+                                            options.output_layer);
+    if (!start_choice.ok() || out.ladder.empty()) return out;
+    const auto same = [&](const RateRung& r) { return same_shape(r.shape, start_choice->shape); };
+    if (std::none_of(out.ladder.begin(), out.ladder.end(), same)) {
+        const double estimated = 8.0 * static_cast<double>(start_choice->estimated_file_bytes) /
+                                 (static_cast<double>(target.width) * target.height);
+        const RateRung start{start_choice->shape, estimated};
+        out.ladder.insert(std::upper_bound(out.ladder.begin(), out.ladder.end(), start,
+                                           [](const RateRung& a, const RateRung& b) {
+                                               return a.estimated_bits_per_texel < b.estimated_bits_per_texel;
+                                           }),
+                          start);
+    }
+    out.start = static_cast<size_t>(std::find_if(out.ladder.begin(), out.ladder.end(), same) - out.ladder.begin());
+    return out;
+}
+
+Status check_search_options(const TargetSearchOptions& search, const CompressOptions& options) {
     if (!(search.fine_tune_fraction > 0 && search.fine_tune_fraction <= 1) || search.max_attempts < 1 ||
         !(search.fine_tune_learning_rate_scale > 0 && search.fine_tune_learning_rate_scale <= 1))
         return Status(StatusCode::invalid_argument,
                       "target search: fine-tune fraction and learning-rate scale in (0, 1], attempts >= 1");
     if (options.shape)
-        return Status(StatusCode::invalid_argument, "a target PSNR chooses the latent shape: do not fix one");
-    std::vector<RateRung> ladder = rate_ladder(target, options.output_layer);
-    if (ladder.empty()) return Status(StatusCode::invalid_argument, "no latent shape fits this material");
+        return Status(StatusCode::invalid_argument, "rate control chooses the latent shape here: do not fix one");
+    return Status::success();
+}
 
-    // The first rung: the shape rate control picks for the starting budget, added to the ladder when the
-    // quarter-octave grid missed it; the smallest rung when the budget fits no shape.
-    auto start_choice = choose_latent_shape(target.width, target.height, target.mip_count,
-                                            static_cast<int>(target.channels.size()),
-                                            static_cast<int>(target.textures.size()), options.target_bpp,
-                                            options.output_layer);
-    size_t rung = 0;
-    if (start_choice.ok()) {
-        const auto same = [&](const RateRung& r) { return same_shape(r.shape, start_choice->shape); };
-        if (std::none_of(ladder.begin(), ladder.end(), same)) {
-            const double estimated = 8.0 * static_cast<double>(start_choice->estimated_file_bytes) /
-                                     (static_cast<double>(target.width) * target.height);
-            const RateRung start{start_choice->shape, estimated};
-            ladder.insert(std::upper_bound(ladder.begin(), ladder.end(), start,
-                                           [](const RateRung& a, const RateRung& b) {
-                                               return a.estimated_bits_per_texel < b.estimated_bits_per_texel;
-                                           }),
-                          start);
+// Trains rungs of a ladder one after another: the first attempt a full run of the options' steps from scratch,
+// every later one a fine-tune warm-started from the previous attempt's model (search's fraction of the steps,
+// its learning-rate scale).
+class LadderTrainer {
+public:
+    LadderTrainer(const TrainingTarget& target, const CompressOptions& options, const TargetSearchOptions& search,
+                  const TargetSearchProgressCallback& progress)
+        : target_(target), options_(options), search_(search), progress_(progress),
+          preset_(preset_settings(options.preset)),
+          full_steps_(options.steps > 0 ? options.steps : preset_.steps) {}
+
+    int64_t full_steps() const { return full_steps_; }
+
+    // Trains `rung`; `attempt` counts from 1 (for progress). The record's `reached` is left false.
+    Result<std::pair<CompressResult, TargetAttempt>> train(const RateRung& rung, int attempt) {
+        CompressOptions o = options_;
+        o.shape = rung.shape;
+        o.steps = last_ ? std::max<int64_t>(
+                              1, std::llround(static_cast<double>(full_steps_) * search_.fine_tune_fraction))
+                        : full_steps_;
+        if (last_) {
+            const auto scale = static_cast<float>(search_.fine_tune_learning_rate_scale);
+            o.latent_learning_rate =
+                (options_.latent_learning_rate > 0 ? options_.latent_learning_rate : preset_.latent_learning_rate) *
+                scale;
+            o.network_learning_rate =
+                (options_.network_learning_rate > 0 ? options_.network_learning_rate : preset_.network_learning_rate) *
+                scale;
         }
-        rung = static_cast<size_t>(std::find_if(ladder.begin(), ladder.end(), same) - ladder.begin());
+        auto compressor = Compressor::create(target_, o, last_.get());
+        if (!compressor.ok()) return compressor.status();
+        const ProgressCallback training_progress = [&](const TrainingProgress& p) {
+            if (!progress_) return true;
+            TargetSearchProgress s;
+            s.attempt = attempt;
+            s.max_attempts = search_.max_attempts;
+            s.shape = rung.shape;
+            s.estimated_bits_per_texel = rung.estimated_bits_per_texel;
+            s.training = p;
+            return progress_(s);
+        };
+        NMC_RETURN_IF_ERROR((*compressor)->train(training_progress));
+        auto result = finish_compression(**compressor, target_);
+        if (!result.ok()) return result.status();
+        TargetAttempt record;
+        record.shape = rung.shape;
+        record.file_bytes = result->file.size();
+        record.bits_per_texel = result->pack.quality.bits_per_texel;
+        record.psnr_db = result->pack.quality.psnr_db;
+        record.steps = o.steps;
+        record.warm_started = last_ != nullptr;
+        last_ = std::move(*compressor);
+        return std::make_pair(std::move(*result), record);
     }
 
-    const double goal = search.target_psnr_db;
-    const PresetSettings preset = preset_settings(options.preset);
-    const int64_t full_steps = options.steps > 0 ? options.steps : preset.steps;
-    const auto fine_tune_steps =
-        std::max<int64_t>(1, std::llround(static_cast<double>(full_steps) * search.fine_tune_fraction));
+private:
+    const TrainingTarget& target_;
+    const CompressOptions& options_;
+    const TargetSearchOptions& search_;
+    const TargetSearchProgressCallback& progress_;
+    PresetSettings preset_;
+    int64_t full_steps_ = 0;
+    std::unique_ptr<Compressor> last_;  // the model the next attempt starts from
+};
 
+}  // namespace
+
+Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target, const CompressOptions& options,
+                                                   const TargetSearchOptions& search,
+                                                   const TargetSearchProgressCallback& progress) {
+    if (!std::isfinite(search.target_psnr_db) || search.target_psnr_db <= 0 || search.target_psnr_db > 99)
+        return Status(StatusCode::invalid_argument, "target PSNR must lie in (0, 99] dB");
+    NMC_RETURN_IF_ERROR(check_search_options(search, options));
+    const StartedLadder started = ladder_from_budget(target, options);
+    const std::vector<RateRung>& ladder = started.ladder;
+    if (ladder.empty()) return Status(StatusCode::invalid_argument, "no latent shape fits this material");
+    size_t rung = started.start;
+    LadderTrainer trainer(target, options, search, progress);
+
+    const double goal = search.target_psnr_db;
     TargetSearchResult out;
-    out.full_run_steps = full_steps;
+    out.full_run_steps = trainer.full_steps();
     std::vector<Measured> measured;               // one per attempt, training order
     std::optional<CompressResult> best_passing;   // smallest file that reached the goal
     std::optional<size_t> best_passing_rung;      // lowest rung that reached it
     std::optional<CompressResult> best_failing;   // highest PSNR below the goal
-    std::unique_ptr<Compressor> last;             // the model the next attempt starts from
 
     // PSNR predicted at rung r from the measured attempt m, with the secant slope of the two measured rungs
     // nearest to r when there are two, else the prior slope.
@@ -121,50 +200,20 @@ Result<TargetSearchResult> compress_to_target_psnr(const TrainingTarget& target,
     };
 
     for (int attempt = 1; attempt <= search.max_attempts; ++attempt) {
-        CompressOptions attempt_options = options;
-        attempt_options.shape = ladder[rung].shape;
-        attempt_options.steps = attempt == 1 ? full_steps : fine_tune_steps;
-        if (last) {
-            const auto scale = static_cast<float>(search.fine_tune_learning_rate_scale);
-            attempt_options.latent_learning_rate =
-                (options.latent_learning_rate > 0 ? options.latent_learning_rate : preset.latent_learning_rate) * scale;
-            attempt_options.network_learning_rate =
-                (options.network_learning_rate > 0 ? options.network_learning_rate : preset.network_learning_rate) *
-                scale;
-        }
-        auto compressor = Compressor::create(target, attempt_options, last.get());
-        if (!compressor.ok()) return compressor.status();
-        const ProgressCallback training_progress = [&](const TrainingProgress& p) {
-            if (!progress) return true;
-            TargetSearchProgress s;
-            s.attempt = attempt;
-            s.max_attempts = search.max_attempts;
-            s.shape = ladder[rung].shape;
-            s.estimated_bits_per_texel = ladder[rung].estimated_bits_per_texel;
-            s.training = p;
-            return progress(s);
-        };
-        NMC_RETURN_IF_ERROR((*compressor)->train(training_progress));
-        auto result = finish_compression(**compressor, target);
-        if (!result.ok()) return result.status();
-        TargetAttempt record;
-        record.shape = ladder[rung].shape;
-        record.file_bytes = result->file.size();
-        record.bits_per_texel = result->pack.quality.bits_per_texel;
-        record.psnr_db = result->pack.quality.psnr_db;
-        record.steps = attempt_options.steps;
-        record.warm_started = last != nullptr;
+        auto trained = trainer.train(ladder[rung], attempt);
+        if (!trained.ok()) return trained.status();
+        CompressResult& result = trained->first;
+        TargetAttempt& record = trained->second;
         record.reached = record.psnr_db >= goal;
         out.attempts.push_back(record);
         out.total_steps += record.steps;
         measured.push_back({rung, record.psnr_db});
-        last = std::move(*compressor);
         if (record.reached) {
             // The search moves by rungs; the answer is the smallest file (zstd can reorder neighbouring rungs).
             if (!best_passing_rung || rung < *best_passing_rung) best_passing_rung = rung;
-            if (!best_passing || result->file.size() < best_passing->file.size()) best_passing = std::move(*result);
+            if (!best_passing || result.file.size() < best_passing->file.size()) best_passing = std::move(result);
         } else if (!best_failing || record.psnr_db > best_failing->pack.quality.psnr_db) {
-            best_failing = std::move(*result);
+            best_failing = std::move(result);
         }
 
         // The next rung: the lowest one predicted to reach the goal, between the highest failing rung below the
