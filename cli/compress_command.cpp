@@ -358,7 +358,15 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "Adam learning rate of the network (default: the preset's)")
         ->check(CLI::Range(0.0, 10.0));
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
-    command->add_option("--device", options->device, "cpu, cuda or cuda:N")->capture_default_str();
+    command->add_option("--device", options->device, "cpu, cuda or cuda:N")
+        ->check(CLI::Validator(
+            [](const std::string& d) -> std::string {
+                const bool index = d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.size() <= 8 &&
+                                   d.find_first_not_of("0123456789", 5) == std::string::npos;
+                return d == "cpu" || d == "cuda" || index ? "" : "expected cpu, cuda or cuda:N, got '" + d + "'";
+            },
+            "DEVICE"))
+        ->capture_default_str();
     command->add_option("--trainer", options->trainer,
                         "Training steps: fused (CUDA kernels), eager (LibTorch operations) or auto (fused where it "
                         "can run)")

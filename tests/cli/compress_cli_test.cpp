@@ -1,0 +1,167 @@
+// `nmc compress` as a user runs it (the built executable on small materials written by the test): the pack it
+// writes against `nmc inspect --json`, bad input and usage errors with their exit codes (cli/exit_codes.h) and
+// nothing written, --target-psnr's report, the normal-mode choice. 16x16 materials: LibTorch's start-up dominates.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <tuple>
+
+#include "tests/cli/nmc_process.h"
+#include "tests/material/test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using nmc::test::CommandResult;
+using nmc::test::run_nmc;
+using nmc::test::TempDir;
+
+// 600 bpp: the smallest latent shape and network need about 482 bpp on a 16x16 material.
+const std::string kFast = " --quality fast --steps 20 --bpp 600";
+
+void write_albedo_roughness(const std::string& folder) {
+    fs::create_directories(folder);
+    nmc::test::write_png(folder + "/crate_albedo.png", nmc::test::make_image(16, 16, 3, nmc::test::code));
+    nmc::test::write_png(folder + "/crate_roughness.png",
+                         nmc::test::make_image(16, 16, 1, [](int x, int y, int) { return (x * 7 + y * 3) / 256.0f; }));
+}
+
+Json parse(const std::string& text) { return Json::parse(text, nullptr, false); }
+
+TEST(CompressCli, WritesThePackItReports) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string pack = dir.file("crate.nmc");
+    const CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json report = parse(r.out);
+    ASSERT_TRUE(report.is_object()) << r.out;
+    const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const Json facts = parse(inspect.out);
+    EXPECT_EQ(report["file_bytes"], facts["file_size"]);
+    EXPECT_EQ(report["file_bytes"].get<uint64_t>(), fs::file_size(pack));
+    EXPECT_DOUBLE_EQ(report["psnr_db"].get<double>(), facts["quality"]["psnr_db"].get<double>());
+    EXPECT_EQ(report["latents"]["features"], facts["latents"]["feature_count"]);
+    EXPECT_EQ(report["textures"].size(), 2u);
+    EXPECT_EQ(report["steps"], 20);
+}
+
+TEST(CompressCli, BadInputFailsWithItsExitCodeAndWritesNothing) {
+    TempDir dir;
+    fs::create_directories(dir.file("empty"));
+    const std::string out = dir.file("out.nmc");
+    CommandResult r = run_nmc("compress " + dir.file("empty") + " -o " + out + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 8) << r.err;  // a material that cannot be compressed
+    EXPECT_NE(r.err.find(dir.file("empty")), std::string::npos) << r.err;
+
+    r = run_nmc("compress " + dir.file("missing") + " -o " + out + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("no such folder"), std::string::npos) << r.err;
+
+    fs::create_directories(dir.file("broken"));
+    std::ofstream(dir.file("broken") + "/rock_albedo.png") << "not a PNG";
+    r = run_nmc("compress " + dir.file("broken") + " -o " + out + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 8) << r.err;
+    EXPECT_NE(r.err.find("rock_albedo.png"), std::string::npos) << r.err;
+
+    // Over 16 pack channels: RGB albedo, 3-channel stored normals and four RGB data maps whose channels differ = 18.
+    fs::create_directories(dir.file("wide"));
+    for (const char* name : {"w_diff.png", "w_nor.png", "w_rough.png", "w_metal.png", "w_ao.png", "w_height.png"})
+        nmc::test::write_png(dir.file("wide") + "/" + name, nmc::test::make_image(4, 4, 3, nmc::test::code));
+    r = run_nmc("compress " + dir.file("wide") + " -o " + out + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 8) << r.err;
+    EXPECT_NE(r.err.find("the limit is 16"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("drop"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(CompressCli, UsageErrorsExit2BeforeTraining) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string base = "compress " + dir.file("crate") + " -o " + dir.file("out.nmc") + kFast;
+    for (const std::string& flags : {std::string(" --device gpu"), std::string(" --device cuda:x"),
+                                     std::string(" --normal-mode zz"), std::string(" --quality slow"),
+                                     std::string(" --target-psnr 30 --latent-shape 2,4,4"),
+                                     std::string(" --latent-shape 2,4"), std::string(" --trainer fused")}) {
+        const CommandResult r = run_nmc(base + flags, dir.path());
+        EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+    }
+    EXPECT_FALSE(fs::exists(dir.file("out.nmc")));
+}
+
+TEST(CompressCli, ExistingOutputNeedsForce) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string out = dir.file("out.nmc");
+    std::ofstream(out) << "keep me";
+    CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + out + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+    EXPECT_EQ(fs::file_size(out), 7u);
+    r = run_nmc("compress " + dir.file("crate") + " -o " + out + kFast + " --force", dir.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GT(fs::file_size(out), 7u);
+}
+
+// --target-psnr: a reachable target writes the smallest passing attempt and lists every attempt; an
+// unreachable one exits 6, names the best PSNR reached and writes nothing.
+TEST(CompressCli, TargetPsnrReportsItsAttempts) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string out = dir.file("out.nmc");
+    CommandResult r =
+        run_nmc("compress " + dir.file("crate") + " -o " + out + kFast + " --target-psnr 8 --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json report = parse(r.out);
+    ASSERT_TRUE(report["attempts"].is_array()) << r.out;
+    ASSERT_GE(report["attempts"].size(), 1u);
+    EXPECT_GE(report["psnr_db"].get<double>(), 8.0);
+    EXPECT_EQ(report["target_psnr_db"], 8.0);
+    EXPECT_LE(report["search_steps"].get<int>(), 20 + 3 * 6);  // one run + 3 fine-tunes of 30%
+    bool written_is_an_attempt = false;
+    for (const Json& a : report["attempts"])
+        written_is_an_attempt = written_is_an_attempt || (a["reached"] == true && a["file_bytes"] == report["file_bytes"]);
+    EXPECT_TRUE(written_is_an_attempt) << r.out;
+
+    fs::remove(out);
+    r = run_nmc("compress " + dir.file("crate") + " -o " + out + kFast + " --target-psnr 97", dir.path());
+    EXPECT_EQ(r.exit_code, 6) << r.err;
+    EXPECT_NE(r.err.find("not reached"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+}
+
+// The normal-mode choice shows in the pack: a map that is not unit length is stored as three plain channels under
+// auto (and under stored), and keeps X and Y with a rebuilt Z under xy.
+TEST(CompressCli, NormalModeChoiceIsWrittenToThePack) {
+    TempDir dir;
+    const std::string folder = dir.file("wall");
+    fs::create_directories(folder);
+    nmc::test::write_png(folder + "/wall_albedo.png", nmc::test::make_image(16, 16, 3, nmc::test::code));
+    nmc::test::write_png(folder + "/wall_normal.png", nmc::test::make_image(16, 16, 3, [](int x, int y, int c) {
+                             const float t = 0.7f * static_cast<float>(x + (c + 1) * y);
+                             return c == 2 ? 0.8f + 0.1f * std::cos(t) : 0.5f + 0.3f * std::sin(t);
+                         }));
+    for (const auto& [mode, pack_channels, normal_mode] :
+         {std::tuple<std::string, int, std::string>{"auto", 3, "none"}, {"stored", 3, "none"}, {"xy", 2, "xy"}}) {
+        const std::string out = dir.file("wall-" + mode + ".nmc");
+        CommandResult r =
+            run_nmc("compress " + folder + " -o " + out + kFast + " --normal-mode " + mode, dir.path());
+        ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.err;
+        r = run_nmc("inspect --json " + out, dir.path());
+        const Json facts = parse(r.out);
+        int normal_channels = 0;
+        for (const Json& c : facts["channels"])
+            normal_channels += c["name"].get<std::string>().rfind("normal.", 0) == 0;
+        EXPECT_EQ(normal_channels, pack_channels) << mode;
+        EXPECT_EQ(facts["textures"][1]["normal_mode"], normal_mode) << mode;
+        EXPECT_TRUE(facts["quality"]["textures"][1].contains("mean_angle_deg")) << mode;
+    }
+}
+
+}  // namespace
