@@ -3,7 +3,12 @@
 // Every arithmetic step is its own tensor operation, so each is rounded separately, as the spec requires.
 #include "compressor/model.h"
 
+#include <ATen/Parallel.h>
+#include <torch/autograd.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "core/number_formats.h"
 
@@ -12,6 +17,95 @@ namespace {
 
 constexpr float kOneThird = 0.333333343f;        // float32(1/3), spec 8.6
 constexpr float kMinScale = 1e-8f;               // keeps an all-zero row's scale finite and non-zero
+
+// Elements per task of the CPU loops below: large enough that threading pays.
+constexpr int64_t kCpuGrain = 1 << 14;
+
+float bits_to_float(int32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+int32_t float_to_bits(float f) {
+    int32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
+// round_fp8's magic-number rounding (see there) for one float32.
+float round_fp8_value(float x) {
+    constexpr int32_t kExponentMask = 0x7F800000;
+    constexpr int32_t kMinNormalBits = 0x3C800000;  // 2^-6
+    constexpr int32_t kShift = 20 << 23;            // times 2^20
+    const float magnitude = std::min(std::abs(x), kFp8E4M3Max);
+    const float magic = bits_to_float(std::max(float_to_bits(magnitude) & kExponentMask, kMinNormalBits) + kShift);
+    return std::copysign((magnitude + magic) - magic, x);
+}
+
+bool cpu_float(const torch::Tensor& x) { return x.device().is_cpu() && x.scalar_type() == torch::kFloat; }
+
+// out[i] = f(in[i]) over a contiguous float32 CPU tensor, threaded.
+template <typename F>
+torch::Tensor map_cpu(const torch::Tensor& x, F f) {
+    const torch::Tensor in = x.contiguous();
+    torch::Tensor out = torch::empty_like(in);
+    const float* src = in.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    at::parallel_for(0, in.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) dst[i] = f(src[i]);
+    });
+    return out;
+}
+
+// fp8 rounding forward, identity backward, as one autograd node (on the CPU one pass over the data instead of
+// the ~10 tensor operations of round_fp8 and `rounded + (x - x.detach())`).
+struct Fp8StraightThrough : torch::autograd::Function<Fp8StraightThrough> {
+    static torch::Tensor forward(torch::autograd::AutogradContext*, const torch::Tensor& x) { return round_fp8(x); }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext*,
+                                                   torch::autograd::variable_list grad) {
+        return {grad[0]};
+    }
+};
+
+// spec 8.6's hgelu_clamped, a = min(y, 3) * t with t = min(max(y * float32(1/3) + 0.5, 0), 1), as one autograd
+// node. The derivative is the one LibTorch's autograd gives the same expression: (y <= 3 ? t : 0) +
+// min(y, 3) * (0 <= y/3 + 0.5 <= 1 ? 1/3 : 0).
+struct HgeluClamped : torch::autograd::Function<HgeluClamped> {
+    static float gate(float y) { return std::min(std::max(y * kOneThird + 0.5f, 0.0f), 1.0f); }
+
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y) {
+        ctx->save_for_backward({y});
+        if (cpu_float(y)) return map_cpu(y, [](float v) { return std::min(v, 3.0f) * gate(v); });
+        return y.clamp_max(3.0f) * (y * kOneThird + 0.5f).clamp(0.0f, 1.0f);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grad) {
+        const torch::Tensor y = ctx->get_saved_variables()[0];
+        if (cpu_float(y) && cpu_float(grad[0])) {
+            const torch::Tensor yc = y.contiguous();
+            const torch::Tensor g = grad[0].contiguous();
+            torch::Tensor out = torch::empty_like(yc);
+            const float* ys = yc.data_ptr<float>();
+            const float* gs = g.data_ptr<float>();
+            float* dst = out.data_ptr<float>();
+            at::parallel_for(0, yc.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                    const float v = ys[i];
+                    const float u = v * kOneThird + 0.5f;
+                    const float slope = (v <= 3.0f ? gate(v) : 0.0f) +
+                                        (u >= 0.0f && u <= 1.0f ? std::min(v, 3.0f) * kOneThird : 0.0f);
+                    dst[i] = gs[i] * slope;
+                }
+            });
+            return {out};
+        }
+        const torch::Tensor u = y * kOneThird + 0.5f;
+        const torch::Tensor slope = (y <= 3.0f).to(y.scalar_type()) * u.clamp(0.0f, 1.0f) +
+                                    y.clamp_max(3.0f) * ((u >= 0.0f) & (u <= 1.0f)).to(y.scalar_type()) * kOneThird;
+        return {grad[0] * slope};
+    }
+};
 
 torch::Tensor straight_through(const torch::Tensor& rounded, const torch::Tensor& x) {
     // Forward: `rounded` exactly (x - x.detach() is 0). Backward: identity.
@@ -35,6 +129,7 @@ torch::Tensor address(const torch::Tensor& coordinate, const torch::Tensor& size
 // m is built from |x|'s exponent bits. Only elementwise arithmetic, no select: it is the hottest op of a step.
 torch::Tensor round_fp8(const torch::Tensor& x) {
     torch::NoGradGuard no_grad;
+    if (cpu_float(x)) return map_cpu(x, round_fp8_value);
     constexpr int32_t kExponentMask = 0x7F800000;
     constexpr int32_t kMinNormalBits = 0x3C800000;  // 2^-6
     constexpr int32_t kShift = 20 << 23;            // times 2^20
@@ -45,7 +140,7 @@ torch::Tensor round_fp8(const torch::Tensor& x) {
     return torch::copysign((magnitude + magic) - magic, x);
 }
 
-torch::Tensor fp8_ste(const torch::Tensor& x) { return straight_through(round_fp8(x.detach()), x); }
+torch::Tensor fp8_ste(const torch::Tensor& x) { return Fp8StraightThrough::apply(x); }
 
 torch::Tensor fp16_ste(const torch::Tensor& x) {
     return straight_through(x.detach().to(torch::kHalf).to(torch::kFloat), x);
@@ -210,8 +305,7 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
             out = torch::matmul(input, model.weights[l].t()) + model.biases[l];
         }
         if (l + 1 == layers) return out;
-        const torch::Tensor gate = (out * kOneThird + 0.5f).clamp(0.0f, 1.0f);
-        h = out.clamp_max(3.0f) * gate;
+        h = HgeluClamped::apply(out);
     }
     return h;
 }
