@@ -260,7 +260,10 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
         model.latents.index_select(0, torch::stack(corner_index, 1).reshape({-1})).view({batch, 8, features});
     if (mode.latent_noise) corners = corners + (torch::rand_like(corners) - 0.5f) * model.latent_step();
 
-    // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, each operation rounded separately.
+    // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, each operation rounded separately. The eight
+    // corners as views from one unbind: its backward is one stack, where eight select()s would each zero a
+    // corners-sized gradient and add it to the others (measured 20% of a CPU step at 65536 texels).
+    const std::vector<torch::Tensor> corner_views = corners.unbind(1);
     std::vector<torch::Tensor> inputs;
     for (int level = 0; level < 2; ++level) {
         const torch::Tensor fx = frac_x[level].unsqueeze(1);
@@ -269,7 +272,7 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
         const torch::Tensor w10 = fx * (1.0f - fy);
         const torch::Tensor w01 = (1.0f - fx) * fy;
         const torch::Tensor w11 = fx * fy;
-        const auto corner = [&](int c) { return corners.select(1, level * 4 + c); };
+        const auto corner = [&](int c) { return corner_views[static_cast<size_t>(level * 4 + c)]; };
         inputs.push_back(((w00 * corner(0) + w10 * corner(1)) + w01 * corner(2)) + w11 * corner(3));
     }
 
