@@ -154,14 +154,17 @@ def _definitions(w):
     w()
     w("- **PSNR8** (dB), the comparison metric, computed by `bench/metrics.py` the same way for every codec measured "
       "here: decode the codec's output, write 8-bit codes in the source file's layout (its own channel count: a "
-      "grey map stored as RGB keeps 3 channels; normal maps keep 3 channels with Z rebuilt from the decoded X,Y, "
-      "for nmc, BC5 and ASTC `-normal` alike), take the mean squared code difference of every channel of every file "
+      "grey map stored as RGB keeps 3 channels; normal maps keep 3 channels: BC5 and ASTC `-normal` carry X,Y and "
+      "get Z rebuilt from the decoded X,Y, nmc's decoded file is taken as written, its Z rebuilt only where the "
+      "pack is `xy`), take the mean squared code difference of every channel of every file "
       "at mip 0 against the source file, and report `10 log10(255^2 / mean of the channels' MSEs)`: every channel "
       "of every file weighted equally. Lossless is shown as 99 dB. This is NTC's `psnr8_mip0` column and "
       "`nmc validate`'s `psnr8_mip0_db` (the check at the end shows the two agree for nmc). Per texture: the same "
       "over one file's channels. A normal map whose stored Z is not the unit-length Z of its X,Y caps every codec "
       "that rebuilds Z (nmc's xy mode, BC5, ASTC -normal), not NTC, which kept all three channels: "
-      "`../shared/baselines/README.md` gives 29.8 dB for factory_wall's normal map even with lossless X,Y.")
+      "`../shared/baselines/README.md` gives 29.8 dB for factory_wall's normal map even with lossless X,Y. nmc's "
+      "default `--normal-mode auto` (since 2026-11-30) stores the three channels wherever rebuilding Z would cap "
+      "the map below 50 dB; the runs before it used xy (docs/compressor.md, 'Normal maps').")
     w("- **bits/texel**: bits per mip-0 texel of the whole material with a full mip chain. nmc: pack bytes x 8 / "
       "(W x H) (the pack holds every mip). NTC: the CSV's `bits_per_texel_mip0` (file bits / (W x H)). BCn and "
       "ASTC: the bits per texel of each map's blocks summed over the maps, x 4/3 for the mip chain.")
