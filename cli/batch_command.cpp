@@ -16,6 +16,7 @@
 #include "batch/batch.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "core/device_name.h"
 #include "core/file_io.h"
 
 #ifndef NMC_VERSION_STRING
@@ -80,9 +81,9 @@ Result<std::vector<std::string>> parse_devices(const std::string& text) {
     std::vector<std::string> devices;
     std::string rest = text.substr(5) + ",";
     for (size_t start = 0, comma; (comma = rest.find(',', start)) != std::string::npos; start = comma + 1) {
-        const std::string n = rest.substr(start, comma - start);
-        if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos) return bad;
-        devices.push_back("cuda:" + n);
+        const std::string device = "cuda:" + rest.substr(start, comma - start);
+        if (!cuda_index_of_device(device)) return bad;
+        devices.push_back(device);
     }
     return devices;
 }

@@ -20,6 +20,7 @@
 #include "cli/exit_codes.h"
 #include "compressor/compressor.h"
 #include "compressor/target_search.h"
+#include "core/device_name.h"
 #include "core/file_io.h"
 #include "material/material.h"
 
@@ -361,9 +362,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--device", options->device, "cpu, cuda or cuda:N")
         ->check(CLI::Validator(
             [](const std::string& d) -> std::string {
-                const bool index = d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.size() <= 8 &&
-                                   d.find_first_not_of("0123456789", 5) == std::string::npos;
-                return d == "cpu" || d == "cuda" || index ? "" : "expected cpu, cuda or cuda:N, got '" + d + "'";
+                return cuda_index_of_device(d) ? "" : "expected cpu, cuda or cuda:N, got '" + d + "'";
             },
             "DEVICE"))
         ->capture_default_str();

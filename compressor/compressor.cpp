@@ -16,6 +16,7 @@
 
 #include "compressor/model.h"
 #include "compressor/warm_start.h"
+#include "core/device_name.h"
 #include "core/number_formats.h"
 #if NMC_HAS_FUSED_TRAINER
 #include "compressor/fused_training.h"
@@ -43,17 +44,11 @@ auto torch_call(const char* what, F&& f) -> decltype(f()) {
 }
 
 Result<torch::Device> parse_device(const std::string& name) {
-    if (name == "cpu") return torch::Device(torch::kCPU);
-    int index = 0;
-    if (name != "cuda") {
-        const std::string prefix = "cuda:";
-        const std::string digits = name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : "";
-        if (digits.empty() || digits.size() > 3 ||
-            !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-            return Status(StatusCode::invalid_argument,
-                          "unknown device '" + name + "': expected cpu, cuda or cuda:N");
-        index = std::stoi(digits);
-    }
+    const std::optional<int> parsed = cuda_index_of_device(name);
+    if (!parsed)
+        return Status(StatusCode::invalid_argument, "unknown device '" + name + "': expected cpu, cuda or cuda:N");
+    if (*parsed < 0) return torch::Device(torch::kCPU);
+    const int index = *parsed;
     if (!at::hasCUDA())
         return Status(StatusCode::backend_unavailable,
                       "device '" + name + "': this build's LibTorch has no CUDA support; use --device cpu, or "

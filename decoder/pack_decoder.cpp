@@ -1,6 +1,10 @@
 // Decoder selection by device string; the CUDA decoder is compiled in only when the build has it.
 #include "decoder/pack_decoder.h"
 
+#include <optional>
+
+#include "core/device_name.h"
+
 #if NMC_HAS_CUDA_DECODER
 #include "decoder/cuda/cuda_decoder.h"
 #include "decoder/cuda/cuda_device.h"
@@ -8,16 +12,6 @@
 
 namespace nmc {
 namespace {
-
-// "cpu" -> -1; "cuda" -> 0; "cuda:N" -> N; anything else -> -2.
-int cuda_device_index(const std::string& device) {
-    if (device == "cpu") return -1;
-    if (device == "cuda") return 0;
-    if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
-        device.find_first_not_of("0123456789", 5) == std::string::npos)
-        return std::stoi(device.substr(5));
-    return -2;
-}
 
 #if NMC_HAS_CUDA_DECODER
 class CudaPackDecoder final : public PackDecoder {
@@ -41,9 +35,10 @@ private:
 bool cuda_decoder_built() { return NMC_HAS_CUDA_DECODER != 0; }
 
 Result<std::unique_ptr<PackDecoder>> create_pack_decoder(const Pack& pack, const PackDecoderOptions& options) {
-    const int cuda_index = cuda_device_index(options.device);
-    if (cuda_index == -2)
+    const std::optional<int> parsed = cuda_index_of_device(options.device);
+    if (!parsed)
         return Status(StatusCode::invalid_argument, "--device " + options.device + ": expected cpu, cuda or cuda:N");
+    const int cuda_index = *parsed;
     if (cuda_index < 0) {
         CpuDecoderOptions cpu_options;
         cpu_options.threads = options.threads;
