@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compressor/compressor.h"
+#include "tests/cuda/gpu_requirement.h"
 #include "synthetic_material.h"
 
 namespace nmc {
@@ -16,11 +17,8 @@ namespace {
 
 // True when the fused trainer cannot run here (no CUDA LibTorch, no device); a failure where a GPU is required.
 bool fused_unavailable(const Status& status) {
-    if (status.code() != StatusCode::backend_unavailable) return false;
-#ifdef NMC_REQUIRE_GPU
-    ADD_FAILURE() << "NMC_REQUIRE_GPU is set but the fused trainer cannot run: " << status.to_string();
-#endif
-    return true;
+    return !test::gpu_requirement_met(status.code() != StatusCode::backend_unavailable,
+                                      "the fused trainer cannot run: " + status.to_string());
 }
 
 // ||a - ref|| / ||ref|| over all elements.

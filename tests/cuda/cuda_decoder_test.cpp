@@ -13,6 +13,7 @@
 #include "decoder/cpu/cpu_decoder.h"
 #include "decoder/cuda/cuda_decoder.h"
 #include "decoder/cuda/cuda_device.h"
+#include "tests/cuda/gpu_requirement.h"
 #include "tests/decoder/random_pack.h"
 
 namespace nmc {
@@ -20,13 +21,7 @@ namespace {
 
 using test::RandomPackOptions;
 
-bool require_device() {
-    if (cuda_device_count() > 0) return true;
-#ifdef NMC_REQUIRE_GPU
-    ADD_FAILURE() << "NMC_REQUIRE_GPU is set but no CUDA device was found";
-#endif
-    return false;
-}
+bool require_device() { return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found"); }
 
 // The paths this device runs: fp16 always (sm_75+), fp8 from compute capability 8.9.
 std::vector<CudaMatmulPath> paths() {

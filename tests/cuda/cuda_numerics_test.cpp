@@ -9,17 +9,12 @@
 
 #include "core/number_formats.h"
 #include "decoder/cuda/cuda_device.h"
+#include "tests/cuda/gpu_requirement.h"
 
 namespace nmc {
 namespace {
 
-bool require_device() {
-    if (cuda_device_count() > 0) return true;
-#ifdef NMC_REQUIRE_GPU
-    ADD_FAILURE() << "NMC_REQUIRE_GPU is set but no CUDA device was found";
-#endif
-    return false;
-}
+bool require_device() { return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found"); }
 
 float float_from_bits(uint32_t b) {
     float f;

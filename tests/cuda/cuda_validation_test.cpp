@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "decoder/cuda/cuda_device.h"
+#include "tests/cuda/gpu_requirement.h"
 #include "format/pack.h"
 #include "tests/validate/constant_pack.h"
 #include "validate/validation.h"
@@ -14,13 +15,7 @@
 namespace nmc {
 namespace {
 
-bool require_device() {
-    if (cuda_device_count() > 0) return true;
-#ifdef NMC_REQUIRE_GPU
-    ADD_FAILURE() << "NMC_REQUIRE_GPU is set but no CUDA device was found";
-#endif
-    return false;
-}
+bool require_device() { return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found"); }
 
 TEST(CudaValidation, GpuVerdictAndPsnrEqualTheCpus) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
