@@ -51,47 +51,16 @@ std::vector<std::vector<float>> decode_mip(const Decoder& decoder, int mip) {
     return planes;
 }
 
-// Exact sums (the argument of tests/decoder/cpu_decoder_test.cpp): E4M3 x E4M3 products are multiples of 2^-18 and
-// Int8 x E4M3 products multiples of 2^-9; with |W| <= 0.25, widths <= 64 and |x'| <= 3 every partial sum is below
-// 48 (24384 for the Int8 layer), where float32 holds every such multiple exactly. So any summation order, the
-// tensor cores' included, gives the exact sum, and the GPU must equal the CPU bit for bit on every texel.
-// The last case is the wide-network kernel (widths above 64): |W| <= 0.125 and widths <= 128 keep sums below 48, with
-// an E4M3 last layer (an Int8 one could reach 128 * 127 * 3 > 2^15).
-struct ExactCase {
-    const char* name;
-    RandomPackOptions options;
-};
+// Exact sums (test::exact_sum_cases(): every partial sum is a float32-exact multiple), so any summation order, the
+// tensor cores' included, gives the exact sum, and the GPU must equal the CPU bit for bit on every texel. Two more
+// cases here: the default network's shape with E4M3 scales, and the wide-network kernel (widths above 64), where
+// |W| <= 0.125 and widths <= 128 keep sums below 48, with an E4M3 last layer (an Int8 one could reach
+// 128 * 127 * 3 > 2^15).
+using test::ExactCase;
 
 std::vector<ExactCase> exact_cases() {
-    std::vector<ExactCase> cases;
-    RandomPackOptions base;
-    cases.push_back({"wrap 64x64 F8", base});
-    RandomPackOptions clamp = base;
-    clamp.address_mode = AddressMode::clamp;
-    clamp.seed = 2;
-    cases.push_back({"clamp 64x64 F8", clamp});
-    RandomPackOptions odd = base;  // 37x19: every mip ends in a partial warp; F = 5 takes the byte-load sampler
-    odd.width = 37;
-    odd.height = 19;
-    odd.grid_scale = 3;
-    odd.feature_count = 5;
-    odd.channel_count = 7;
-    odd.hidden_widths = {40, 24};
-    odd.extra_inputs = 0;
-    odd.seed = 3;
-    cases.push_back({"wrap 37x19 F5 odd widths", odd});
-    RandomPackOptions odd_clamp = odd;
-    odd_clamp.address_mode = AddressMode::clamp;
-    odd_clamp.level_count = 2;
-    odd_clamp.seed = 4;
-    cases.push_back({"clamp 37x19 two levels", odd_clamp});
-    RandomPackOptions ranges = base;
-    ranges.feature_count = 16;
-    ranges.channel_count = 16;
-    ranges.wide_channel_ranges = true;
-    ranges.int8_last_layer = false;
-    ranges.seed = 5;
-    cases.push_back({"F16 C16 wide ranges, E4M3 last layer", ranges});
+    std::vector<ExactCase> cases = test::exact_sum_cases();
+    const RandomPackOptions base;
     RandomPackOptions scaled = base;  // default-network shape: 48 -> 64 -> 64 -> 64 -> 10, E4M3 scales
     scaled.feature_count = 16;
     scaled.channel_count = 10;

@@ -131,4 +131,49 @@ inline Pack make_random_pack(const RandomPackOptions& o) {
     return pack;
 }
 
+// Packs on which every correct decoder must give the same bits, whatever its summation order. E4M3 values are
+// multiples of 2^-9, so E4M3 x E4M3 products are multiples of 2^-18 and Int8 x E4M3 products multiples of 2^-9. A
+// float32 multiple of 2^-18 below 2^6 (of 2^-9 below 2^15) is exact, so when every partial sum stays below that,
+// every summation order (SIMD lanes, tensor cores) gives the exact sum. These packs keep |W| <= 0.25 for E4M3
+// layers, widths <= 64, and inputs |x'| <= 3 (latents within [-1, 1], saw waves within [-1, 1], LOD at most
+// 11 * 0.25, hgelu at most 3): partial sums are at most 64 * 0.25 * 3 = 48 < 64, and 64 * 127 * 3 = 24384 < 2^15
+// for the Int8 layer.
+struct ExactCase {
+    const char* name;
+    RandomPackOptions options;
+};
+
+inline std::vector<ExactCase> exact_sum_cases() {
+    std::vector<ExactCase> cases;
+    RandomPackOptions base;
+    cases.push_back({"wrap 64x64 F8", base});
+    RandomPackOptions clamp = base;
+    clamp.address_mode = AddressMode::clamp;
+    clamp.seed = 2;
+    cases.push_back({"clamp 64x64 F8", clamp});
+    RandomPackOptions odd = base;  // 37x19: every mip ends in a partial block or warp; F = 5: no aligned loads
+    odd.width = 37;
+    odd.height = 19;
+    odd.grid_scale = 3;
+    odd.feature_count = 5;
+    odd.channel_count = 7;
+    odd.hidden_widths = {40, 24};
+    odd.extra_inputs = 0;
+    odd.seed = 3;
+    cases.push_back({"wrap 37x19 F5 odd widths", odd});
+    RandomPackOptions odd_clamp = odd;
+    odd_clamp.address_mode = AddressMode::clamp;
+    odd_clamp.level_count = 2;
+    odd_clamp.seed = 4;
+    cases.push_back({"clamp 37x19 two levels", odd_clamp});
+    RandomPackOptions ranges = base;
+    ranges.feature_count = 16;
+    ranges.channel_count = 16;
+    ranges.wide_channel_ranges = true;
+    ranges.int8_last_layer = false;
+    ranges.seed = 5;
+    cases.push_back({"F16 C16 wide ranges, E4M3 last layer", ranges});
+    return cases;
+}
+
 }  // namespace nmc::test
