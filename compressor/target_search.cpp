@@ -27,27 +27,31 @@ struct Measured {
     double psnr_db = 0;
 };
 
+// Rate control's shape for `bpp` bits per texel of this target, as a rung (with its estimate in bits per texel).
+Result<RateRung> rung_for_budget(const TrainingTarget& target, double bpp, const OutputLayerFormat& output) {
+    auto choice = choose_latent_shape(target.width, target.height, target.mip_count,
+                                      static_cast<int>(target.channels.size()),
+                                      static_cast<int>(target.textures.size()), bpp, output);
+    if (!choice.ok()) return choice.status();
+    const double texels = static_cast<double>(target.width) * target.height;
+    return RateRung{choice->shape, 8.0 * static_cast<double>(choice->estimated_file_bytes) / texels};
+}
+
 }  // namespace
 
 std::vector<RateRung> rate_ladder(const TrainingTarget& target, const OutputLayerFormat& output) {
     std::vector<RateRung> ladder;
-    const double texels = static_cast<double>(target.width) * target.height;
-    const auto choose = [&](double bpp) {
-        return choose_latent_shape(target.width, target.height, target.mip_count,
-                                   static_cast<int>(target.channels.size()), static_cast<int>(target.textures.size()),
-                                   bpp, output);
-    };
+    const auto choose = [&](double bpp) { return rung_for_budget(target, bpp, output); };
     // From the first budget any shape fits (tiny materials need hundreds of bits per texel for the network
     // alone) up to 64 times that or 32 bpp, whichever is more.
     double bpp = kLadderMinBpp;
     while (!choose(bpp).ok() && bpp < kLadderGiveUpBpp) bpp *= kLadderStep;
     const double last = std::max(kLadderMaxBpp, bpp * 64.0) * 1.0001;
     for (; bpp <= last; bpp *= kLadderStep) {
-        auto choice = choose(bpp);
-        if (!choice.ok()) continue;
-        const double estimated = 8.0 * static_cast<double>(choice->estimated_file_bytes) / texels;
-        if (std::none_of(ladder.begin(), ladder.end(), [&](const RateRung& r) { return same_shape(r.shape, choice->shape); }))
-            ladder.push_back({choice->shape, estimated});
+        auto rung = choose(bpp);
+        if (!rung.ok()) continue;
+        if (std::none_of(ladder.begin(), ladder.end(), [&](const RateRung& r) { return same_shape(r.shape, rung->shape); }))
+            ladder.push_back(*rung);
     }
     std::sort(ladder.begin(), ladder.end(), [](const RateRung& a, const RateRung& b) {
         return a.estimated_bits_per_texel < b.estimated_bits_per_texel;
@@ -66,22 +70,15 @@ struct StartedLadder {
 
 StartedLadder ladder_from_budget(const TrainingTarget& target, const CompressOptions& options) {
     StartedLadder out{rate_ladder(target, options.output_layer), 0};
-    auto start_choice = choose_latent_shape(target.width, target.height, target.mip_count,
-                                            static_cast<int>(target.channels.size()),
-                                            static_cast<int>(target.textures.size()), options.target_bpp,
-                                            options.output_layer);
-    if (!start_choice.ok() || out.ladder.empty()) return out;
-    const auto same = [&](const RateRung& r) { return same_shape(r.shape, start_choice->shape); };
-    if (std::none_of(out.ladder.begin(), out.ladder.end(), same)) {
-        const double estimated = 8.0 * static_cast<double>(start_choice->estimated_file_bytes) /
-                                 (static_cast<double>(target.width) * target.height);
-        const RateRung start{start_choice->shape, estimated};
-        out.ladder.insert(std::upper_bound(out.ladder.begin(), out.ladder.end(), start,
+    auto start = rung_for_budget(target, options.target_bpp, options.output_layer);
+    if (!start.ok() || out.ladder.empty()) return out;
+    const auto same = [&](const RateRung& r) { return same_shape(r.shape, start->shape); };
+    if (std::none_of(out.ladder.begin(), out.ladder.end(), same))
+        out.ladder.insert(std::upper_bound(out.ladder.begin(), out.ladder.end(), *start,
                                            [](const RateRung& a, const RateRung& b) {
                                                return a.estimated_bits_per_texel < b.estimated_bits_per_texel;
                                            }),
-                          start);
-    }
+                          *start);
     out.start = static_cast<size_t>(std::find_if(out.ladder.begin(), out.ladder.end(), same) - out.ladder.begin());
     return out;
 }

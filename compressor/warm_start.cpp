@@ -28,9 +28,10 @@ std::vector<int64_t> kept_features(const Model& from, int to_features) {
     for (int64_t i = 0; i < f; ++i) kept[static_cast<size_t>(i)] = i;
     if (to_features >= f) return kept;
     const torch::Tensor w = from.weights.front().detach().to(torch::kCPU);
-    const torch::Tensor norm = (w.narrow(1, 0, f).square() + w.narrow(1, f, f).square()).sum(0);
+    const torch::Tensor norm_tensor = (w.narrow(1, 0, f).square() + w.narrow(1, f, f).square()).sum(0).contiguous();
+    const std::vector<float> norm(norm_tensor.data_ptr<float>(), norm_tensor.data_ptr<float>() + f);
     std::sort(kept.begin(), kept.end(), [&](int64_t a, int64_t b) {
-        const float na = norm[a].item<float>(), nb = norm[b].item<float>();
+        const float na = norm[static_cast<size_t>(a)], nb = norm[static_cast<size_t>(b)];
         return na != nb ? na > nb : a < b;
     });
     kept.resize(static_cast<size_t>(to_features));
