@@ -423,15 +423,18 @@ def _materials(w, db, materials, plot_names, plot_rel):
 
 
 def _gpu_check_logs(w, results_dir):
-    """GPU-machine runs of scripts/gpu-check.sh, kept as its own output (bench/results/*-gpu-check.txt)."""
-    logs = sorted(glob.glob(os.path.join(results_dir, "*-gpu-check.txt")))
+    """GPU-machine runs kept as their own output: scripts/gpu-check.sh (bench/results/*-gpu-check.txt) and other
+    commands run there (bench/results/*-h200-*.txt, each with its command in its header)."""
+    logs = sorted(set(glob.glob(os.path.join(results_dir, "*-gpu-check.txt")) +
+                      glob.glob(os.path.join(results_dir, "*-h200-*.txt"))))
     if not logs:
         return
-    w("## GPU machine runs (scripts/gpu-check.sh)")
+    w("## GPU machine runs (scripts/gpu-check.sh and other commands)")
     w()
-    w("Each block is one run of `scripts/gpu-check.sh` on the GPU machine as it printed it (header lines: date, "
-      "machine, tree): build, the whole test suite with GPU tests required, the CPU and CUDA decoder benchmarks, and "
-      "`nmc compress --device cuda` + `nmc validate` on the materials it was given.")
+    w("Each block is one run on the GPU machine as it printed it (header lines: date, machine, tree, command). "
+      "`*-gpu-check.txt`: `scripts/gpu-check.sh` (build, the whole test suite with GPU tests required, the CPU and "
+      "CUDA decoder and fused-trainer benchmarks, `nmc compress --device cuda` + `nmc validate`); other names: the "
+      "command in the header.")
     w()
     for path in logs:
         w("### `%s`" % os.path.basename(path))
