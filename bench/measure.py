@@ -192,6 +192,7 @@ def measure(opt, repo):
     nmc_path = opt.nmc or cr.find_nmc(repo) if "nmc" in wanted else None
     notes = [] if cr.HAVE_IMAGING else ["numpy/PIL missing: nmc PSNR8 and per-texture figures taken from "
                                         "`nmc validate --json` (the same definition)"]
+    notes += getattr(opt, "note", None) or []
     classic = []
     if "astc" in wanted:
         if astcenc:

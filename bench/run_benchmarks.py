@@ -61,6 +61,8 @@ def main(argv=None):
     m.add_argument("--decoder-bench", help="nmc_cpu_decoder_bench (default: newest build*/bench/...)")
     m.add_argument("--cuda-decoder-bench", help="nmc_cuda_decoder_bench, run by --speed when found "
                    "(default: $NMC_CUDA_DECODER_BENCH, else newest build*/bench/...)")
+    m.add_argument("--note", action="append", default=[], help="a line for the results file's notes, e.g. that "
+                   "other runs shared the GPU (repeatable)")
     m.add_argument("--label", help="name part of the results file (default: the host name)")
     m.add_argument("-o", "--out", help="results file (default bench/results/<UTC time>-<label>[-quick].json)")
 

@@ -105,9 +105,10 @@ Result<std::vector<PackChannel>> allocate_channels(std::vector<AllocationInput>&
                 c.pack_channel = first.pack_channel;
                 c.invert = first.invert;
                 c.constant_value = first.constant_value;
+                // The weights add up: the user's metric (and NTC's psnr8_mip0) counts every source channel once,
+                // so grey saved as RGB weighs three times a one-channel map in the loss as in the metric.
                 if (c.pack_channel >= 0 && c.pack_channel < static_cast<int>(pack.size()))
-                    pack[static_cast<size_t>(c.pack_channel)].loss_weight =
-                        std::max(pack[static_cast<size_t>(c.pack_channel)].loss_weight, input.loss_weights[i]);
+                    pack[static_cast<size_t>(c.pack_channel)].loss_weight += input.loss_weights[i];
                 continue;
             }
             const bool as_roughness = c.semantic == Semantic::glossiness && gloss_to_roughness;

@@ -41,7 +41,8 @@ struct AllocationInput {
 // Fills every ChannelSource (kind, pack_channel, invert, constant_value) of `textures`, in order, and returns
 // the pack channels. Constants and identical channels are detected only outside normal maps (a normal map
 // keeps X and Y in the pack, spec 5.4). Glossiness is stored as roughness (1 - gloss, invert set) when
-// `gloss_to_roughness`. Fails with limit_exceeded when more than kMaxPackChannels are needed (the message
+// `gloss_to_roughness`. A pack channel fed by several identical source channels takes the sum of their loss
+// weights, so the loss counts every source channel once, as the comparison metric does. Fails with limit_exceeded when more than kMaxPackChannels are needed (the message
 // lists what each map costs and which maps to drop), invalid_argument when nothing is left to compress.
 Result<std::vector<PackChannel>> allocate_channels(std::vector<AllocationInput>& textures, bool gloss_to_roughness);
 

@@ -5,8 +5,10 @@
 #   scripts/gpu-check.sh [check]   build, tests, decoder benchmarks, compress + validate of bench-materials/*
 #   scripts/gpu-check.sh measure   build, then bench/run_benchmarks.py measure: nmc on every shared material at
 #                                  NTC's file sizes (--ntc-sizes) on the GPU -> $OUT/bench-h200-r<rate>.json;
-#                                  settings from NMC_MEASURE_RATES (5,2.5,10,1.5), NMC_MEASURE_QUALITY (best),
-#                                  NMC_MEASURE_STEPS (the preset's), NMC_MEASURE_ARGS (more measure flags)
+#                                  settings from NMC_MEASURE_RATES (5,2.5,10,1.5; RATE@STEPS sets one rate's
+#                                  steps), NMC_MEASURE_QUALITY (best), NMC_MEASURE_STEPS (the preset's),
+#                                  NMC_MEASURE_ARGS (more measure flags), NMC_MEASURE_PARALLEL=1 (every rate at
+#                                  once, one process each: quality is unchanged, timings are shared-GPU ones)
 #   scripts/gpu-check.sh all       both (longer than one 10-minute device call: run them as two calls)
 set -uo pipefail
 mode="${1:-check}"
@@ -95,16 +97,31 @@ fi
 
 if [ "$mode" != check ]; then
   # One results file per rate, every material at that rate before the next rate: a run cut short by the
-  # device call's time limit still has whole rates.
-  for rate in $(echo "${NMC_MEASURE_RATES:-5,2.5,10,1.5}" | tr , ' '); do
-    step "bench: nmc on every shared material at NTC's $rate bpp file size (CUDA training and decoding)"
+  # device call's time limit still has whole rates. With NMC_MEASURE_PARALLEL=1 the rates run side by side.
+  measure_rate() {  # RATE[@STEPS]
+    local rate="${1%@*}" steps="${NMC_MEASURE_STEPS:-}" note=()
+    [ "$1" != "$rate" ] && steps="${1#*@}"
+    [ "${NMC_MEASURE_PARALLEL:-0}" = 1 ] &&
+      note=(--note "rates ${NMC_MEASURE_RATES} ran at the same time on one GPU: timings are not alone on the GPU")
+    step "bench: nmc on every shared material at NTC's $rate bpp file size (CUDA training and decoding${steps:+, $steps steps})"
     # shellcheck disable=SC2086
     PYTHONUNBUFFERED=1 python3 bench/run_benchmarks.py measure --codecs nmc --device cuda --decode-device cuda \
-      --ntc-sizes --rates "$rate" --quality "${NMC_MEASURE_QUALITY:-best}" \
-      ${NMC_MEASURE_STEPS:+--steps "$NMC_MEASURE_STEPS"} --nmc build-gpu/cli/nmc --label "h200-r$rate" \
-      -o "$out/bench-h200-r$rate.json" ${NMC_MEASURE_ARGS:-} 2>&1 | tee -a "$out/measure.log" |
-      grep -E "nmc .* bpp|FAILED|done" || status=1
+      --ntc-sizes --rates "$rate" --quality "${NMC_MEASURE_QUALITY:-best}" ${steps:+--steps "$steps"} \
+      --nmc build-gpu/cli/nmc --label "h200-r$rate" -o "$out/bench-h200-r$rate.json" "${note[@]}" \
+      ${NMC_MEASURE_ARGS:-} >"$out/measure-r$rate.log" 2>&1
+    local rc=$?
+    grep -E "nmc .* bpp|FAILED|done|deadline" "$out/measure-r$rate.log"
+    return $rc
+  }
+  pids=()
+  for rate in $(echo "${NMC_MEASURE_RATES:-5,2.5,10,1.5}" | tr , ' '); do
+    if [ "${NMC_MEASURE_PARALLEL:-0}" = 1 ]; then
+      measure_rate "$rate" & pids+=($!)
+    else
+      measure_rate "$rate" || status=1
+    fi
   done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 fi
 
 step "done, status $status"

@@ -39,6 +39,10 @@ TEST(Channels, GreyAsRgbConstantAndOrm) {
         EXPECT_EQ(c.kind, ChannelSource::Kind::pack);
         EXPECT_EQ(c.pack_channel, 3);
     }
+    // Grey saved as RGB: one pack channel that counts three times in the loss, as its three source channels
+    // count in the comparison metric; the ORM's roughness counts once.
+    EXPECT_EQ(m->channels[3].loss_weight, 3.0f);
+    EXPECT_EQ(m->channels[5].loss_weight, 1.0f);
     const TextureLayout& metal = texture(*m, "s_metal.png");
     EXPECT_EQ(metal.channels[0].kind, ChannelSource::Kind::constant);
     EXPECT_EQ(metal.channels[0].constant_value, 1.0f);
