@@ -10,9 +10,15 @@
 #                                  NMC_MEASURE_ARGS (more measure flags), NMC_MEASURE_PARALLEL=1 (every rate at
 #                                  once, one process each: quality is unchanged, timings are shared-GPU ones)
 #   scripts/gpu-check.sh all       both (longer than one 10-minute device call: run them as two calls)
+#   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
+#                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
+#                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
+#                                  seconds, nmc's --json result); summarise with bench/sweep_table.py
 set -uo pipefail
 mode="${1:-check}"
-case "$mode" in check | measure | all) ;; *) echo "usage: $0 [check|measure|all]" >&2; exit 2 ;; esac
+case "$mode" in check | measure | all | sweep) ;; *) echo "usage: $0 [check|measure|all|sweep FILE]" >&2; exit 2 ;; esac
+sweep_file="${2:-}"
+if [ "$mode" = sweep ] && [ ! -f "$sweep_file" ]; then echo "$0 sweep: no such file '$sweep_file'" >&2; exit 2; fi
 cd "$(dirname "$0")/.."
 out="${OUT:-$PWD/gpu-check-out}"
 mkdir -p "$out"
@@ -36,9 +42,47 @@ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH
 grep -A12 "nmc .* configuration" "$out/configure.log"
 
 step "build"
-cmake --build build-gpu -j"$jobs" >"$out/build.log" 2>&1 || { grep -B2 -A8 -m5 "error" "$out/build.log"; tail -30 "$out/build.log"; exit 1; }
+targets=()
+[ "$mode" = sweep ] && targets=(--target nmc)
+cmake --build build-gpu -j"$jobs" "${targets[@]}" >"$out/build.log" 2>&1 ||
+  { grep -B2 -A8 -m5 "error" "$out/build.log"; tail -30 "$out/build.log"; exit 1; }
 
-if [ "$mode" != measure ]; then
+if [ "$mode" = sweep ]; then
+  # One compress per line, NMC_SWEEP_JOBS at a time on the one GPU (quality is unaffected by sharing; times are).
+  sweep_one() {  # INDEX MATERIAL FLAGS...
+    local index="$1" material="$2" started=$SECONDS
+    shift 2
+    # shellcheck disable=SC2068
+    OMP_NUM_THREADS=$((jobs / ${NMC_SWEEP_JOBS:-4} > 0 ? jobs / ${NMC_SWEEP_JOBS:-4} : 1)) \
+      build-gpu/cli/nmc compress "../shared/materials/$material" -o "$out/sweep-$index.nmc" --device cuda --seed 1 \
+      --force --json $@ >"$out/sweep-$index.json" 2>"$out/sweep-$index.log"
+    local rc=$?
+    python3 - "$index" "$material" "$*" "$((SECONDS - started))" "$rc" "$out/sweep-$index.json" "$out/sweep-$index.log" <<'PY' >>"$out/sweep.jsonl"
+import json, sys
+index, material, flags, wall, rc, result, log = sys.argv[1:]
+try:
+    r = json.load(open(result))
+except ValueError:
+    r = {"error": open(log).read()[-400:]}
+print(json.dumps(dict(index=int(index), material=material, flags=flags, wall_s=int(wall), rc=int(rc), result=r)))
+PY
+    rm -f "$out/sweep-$index.nmc" "$out/sweep-$index.json" "$out/sweep-$index.log"
+    echo "  $material $* -> rc $rc in $((SECONDS - started)) s"
+  }
+  step "sweep: $sweep_file, ${NMC_SWEEP_JOBS:-4} at a time"
+  index=0
+  while read -r material flags; do
+    case "$material" in '' | '#'*) continue ;; esac
+    while [ "$(jobs -rp | wc -l)" -ge "${NMC_SWEEP_JOBS:-4}" ]; do wait -n; done
+    index=$((index + 1))
+    # shellcheck disable=SC2086
+    sweep_one "$index" "$material" $flags &
+  done <"$sweep_file"
+  wait
+  python3 bench/sweep_table.py "$out/sweep.jsonl" | tee "$out/sweep-table.txt"
+fi
+
+if [ "$mode" != measure ] && [ "$mode" != sweep ]; then
 step "tests (GPU tests required)"
 # Four test processes share the 16 cores: give each four OpenMP threads, or they spin against each other.
 OMP_NUM_THREADS=4 ctest --test-dir build-gpu --output-on-failure -j4 >"$out/ctest.log" 2>&1 || status=1
@@ -95,7 +139,7 @@ fi
 
 fi
 
-if [ "$mode" != check ]; then
+if [ "$mode" = measure ] || [ "$mode" = all ]; then
   # One results file per rate, every material at that rate before the next rate: a run cut short by the
   # device call's time limit still has whole rates. With NMC_MEASURE_PARALLEL=1 the rates run side by side.
   measure_rate() {  # RATE[@STEPS]

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Table of a `scripts/gpu-check.sh sweep` run: one row per `nmc compress` of the sweep file, grouped by material
+in the sweep file's order, with each run's difference to the material's first row.
+
+usage: bench/sweep_table.py SWEEP.jsonl [...]
+"""
+import json
+import sys
+
+
+def rows_of(paths):
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def main(argv):
+    if len(argv) < 2:
+        raise SystemExit(__doc__.strip())
+    by_material = {}
+    for row in sorted(rows_of(argv[1:]), key=lambda r: r.get("index", 0)):
+        by_material.setdefault(row["material"], []).append(row)
+    print("%-38s %-52s %6s %7s %7s %7s %-10s %7s" % ("material", "flags", "bpt", "psnr", "psnr8", "d psnr8", "S,F,b",
+                                                    "train s"))
+    for material, rows in by_material.items():
+        reference = None
+        for row in rows:
+            r = row["result"]
+            if row["rc"] != 0 or "psnr8_mip0_db" not in r:
+                print("%-38s %-52s FAILED (rc %d): %s" % (material, row["flags"], row["rc"],
+                                                          r.get("error", "").strip().splitlines()[-1:]))
+                continue
+            if reference is None:
+                reference = r["psnr8_mip0_db"]
+            shape = r.get("latents", {})
+            print("%-38s %-52s %6.3f %7.2f %7.2f %+7.2f %-10s %7.1f" % (
+                material[:38], row["flags"][:52], r["bits_per_texel"], r["psnr_db"], r["psnr8_mip0_db"],
+                r["psnr8_mip0_db"] - reference,
+                "%s,%s,%s" % (shape.get("grid_scale"), shape.get("features"), shape.get("bits")),
+                r.get("training_seconds", 0)))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
