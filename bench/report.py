@@ -95,6 +95,10 @@ def generate(opt, repo):
       "(%d used) and `../shared/baselines/`; do not edit by hand, rerun the command. How to measure: "
       "`bench/README.md`. nmc was measured on %d of the %d materials (%s); the classic codecs and NTC on all of "
       "them." % (len(db.runs), len(nmc_materials), len(all_materials), ", ".join(nmc_materials) or "none"))
+    if db.superseded:
+        w()
+        w("Left out (listed in `bench/results/superseded.txt`): " + "; ".join(
+            "`%s` (%s)" % (name, why) for name, why in sorted(db.superseded.items())) + ".")
     w()
     _headline(w, db, nmc_series, nmc_materials)
     _definitions(w)

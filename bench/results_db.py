@@ -35,6 +35,21 @@ class Point:
         return self.extra.get(key, default)
 
 
+def read_superseded(folder):
+    """superseded.txt in the results folder: `FILE  reason` lines (# comments) naming runs the report leaves out,
+    e.g. ones made before a default changed, whose series name would mix them with current runs."""
+    out = {}
+    path = os.path.join(folder, "superseded.txt")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    name, _, reason = line.partition(" ")
+                    out[name] = reason.strip()
+    return out
+
+
 class Database:
     def __init__(self):
         self.runs = []          # (file name, results dict)
@@ -45,11 +60,15 @@ class Database:
         self.shared_maps = []   # CSV rows
         self.shared_materials = []
         self.points = []        # Point
+        self.superseded = {}    # results file -> why the report leaves it out (results/superseded.txt)
 
     # ---- loading ------------------------------------------------------------------------------------------------
     def load_results(self, folder, include_quick=False):
         files = sorted(f for f in glob.glob(os.path.join(folder, "*.json")) if ".tmp-" not in f)
+        self.superseded = read_superseded(folder)
         for path in files:
+            if os.path.basename(path) in self.superseded:
+                continue
             with open(path) as f:
                 data = json.load(f)
             if data.get("schema") != "nmc-bench/1":
