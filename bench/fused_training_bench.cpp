@@ -1,5 +1,5 @@
 // Training step time of the fused CUDA trainer against the eager LibTorch trainer (issue #9), on shared materials at
-// 2.5, 5 and 10 bpp (the shapes rate control picks for them):
+// 2.5, 5 and 10 bpp (the shapes rate control picks for them for the 100k-step `best` preset):
 //  1. the whole trainer (Compressor::train, host loop included) at batch 65536: ms per step, fused and eager;
 //  2. the fused kernels alone on the same shapes (FusedTrainer on buffers of random values): ms per step, and per
 //     kernel from cudaEvent pairs around each launch, with the bytes the latent update must move per step.
@@ -52,10 +52,10 @@ struct Row {
 };
 
 // Milliseconds per step of Compressor::train between the progress callbacks at `warm` steps and at the end.
-double trainer_step_ms(const nmc::TrainingTarget& target, double bpp, nmc::TrainerPath path, int steps, int warm,
-                       int batch) {
+double trainer_step_ms(const nmc::TrainingTarget& target, const nmc::LatentShape& shape, nmc::TrainerPath path,
+                       int steps, int warm, int batch) {
     nmc::CompressOptions o;
-    o.target_bpp = bpp;
+    o.shape = shape;
     o.steps = steps;
     o.batch_size = batch;
     o.device = "cuda";
@@ -229,11 +229,15 @@ int main(int argc, char** argv) {
             row.bpp = bpp;
             auto choice = nmc::choose_latent_shape(target.width, target.height, target.mip_count,
                                                    static_cast<int>(target.channels.size()),
-                                                   static_cast<int>(target.textures.size()), bpp);
+                                                   static_cast<int>(target.textures.size()), bpp, {},
+                                                   nmc::shape_preference_for_steps(
+                                                       nmc::preset_settings(nmc::QualityPreset::best).steps));
             check(choice.status(), "choosing the latent shape");
             row.shape = choice->shape;
-            row.fused_ms = trainer_step_ms(target, bpp, nmc::TrainerPath::fused, settings.fused_steps, 50, settings.batch);
-            row.eager_ms = trainer_step_ms(target, bpp, nmc::TrainerPath::eager, settings.eager_steps, 10, settings.batch);
+            row.fused_ms =
+                trainer_step_ms(target, row.shape, nmc::TrainerPath::fused, settings.fused_steps, 50, settings.batch);
+            row.eager_ms =
+                trainer_step_ms(target, row.shape, nmc::TrainerPath::eager, settings.eager_steps, 10, settings.batch);
             kernel_step_ms(target, row, settings.batch, settings.fused_steps - 50);
             std::printf("%s %g bpp: fused %.3f ms/step, eager %.3f ms/step, kernels alone %.3f ms/step\n", name.c_str(),
                         bpp, row.fused_ms, row.eager_ms, row.kernels_ms);

@@ -321,7 +321,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
     } else {
         auto choice = choose_latent_shape(target.width, target.height, target.mip_count, channel_count,
                                           static_cast<int>(target.textures.size()), options.target_bpp,
-                                          options.output_layer);
+                                          options.output_layer, shape_preference_for_steps(impl->total_steps));
         if (!choice.ok()) return choice.status();
         model.shape = choice->shape;
         model.network = choice->network;

@@ -76,8 +76,13 @@ uint64_t metadata_bytes_estimate(int texture_count, int channel_count) {
     return container + json;
 }
 
+ShapePreference shape_preference_for_steps(int64_t steps) {
+    return steps >= kMostFeaturesMinSteps ? ShapePreference::most_features : ShapePreference::finest_grid;
+}
+
 Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
-                                       double target_bpp, const OutputLayerFormat& output) {
+                                       double target_bpp, const OutputLayerFormat& output,
+                                       ShapePreference preference) {
     if (!(target_bpp > 0) || !std::isfinite(target_bpp))
         return Status(StatusCode::invalid_argument, "bits per texel must be a positive number");
     const auto budget = static_cast<uint64_t>(target_bpp * width * height / 8.0);
@@ -116,6 +121,11 @@ Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int
     const auto better = [&](const RateChoice& a, const RateChoice& b) {
         if (near_best(a) != near_best(b)) return near_best(a);
         if ((a.shape.bits == 4) != (b.shape.bits == 4)) return a.shape.bits == 4;
+        if (preference == ShapePreference::most_features) {
+            const bool a_measured = a.shape.grid_scale <= kMostFeaturesMaxScale;
+            if (a_measured != (b.shape.grid_scale <= kMostFeaturesMaxScale)) return a_measured;
+            if (a.shape.feature_count != b.shape.feature_count) return a.shape.feature_count > b.shape.feature_count;
+        }
         if (a.shape.grid_scale != b.shape.grid_scale) return a.shape.grid_scale < b.shape.grid_scale;
         return a.estimated_file_bytes > b.estimated_file_bytes;
     };

@@ -57,11 +57,26 @@ struct RateChoice {
     uint64_t budget_bytes = 0;
 };
 
+// What rate control ranks first among shapes of about the same latent bytes (docs/compressor.md, "Rate
+// control"). Measured on the H200 at 5 bpp: 3000-step runs do best with the finest grid (S=2 F=4), 100k-step runs
+// with the most features per latent texel (S=4 F=16: +0.6 dB over 6 materials, up to +1.8).
+enum class ShapePreference {
+    finest_grid,   // the smaller grid scale S first
+    most_features  // the larger F first, among grid scales up to kMostFeaturesMaxScale (the measured ones)
+};
+constexpr int64_t kMostFeaturesMinSteps = 50000;
+constexpr int kMostFeaturesMaxScale = 4;
+
+// most_features from kMostFeaturesMinSteps training steps on, else finest_grid.
+ShapePreference shape_preference_for_steps(int64_t steps);
+
 // Picks the latent shape (S 1..8, F 4..16, b in {1, 2, 4, 8}) for a file of at most
-// target_bpp * W * H / 8 bytes. Heuristic (docs/compressor.md): among the shapes that fit, those within 10%
-// of the largest latent byte count compete; among them b = 4 is preferred, then the smaller S, then the more
-// bytes. Fails with invalid_argument when even the smallest shape does not fit or target_bpp is not positive.
+// target_bpp * W * H / 8 bytes. Heuristic (docs/compressor.md): among the shapes that fit, those within 5%
+// of the largest latent byte count compete; among them b = 4 is preferred, then what `preference` says, then
+// the more bytes. Fails with invalid_argument when even the smallest shape does not fit or target_bpp is not
+// positive.
 Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
-                                       double target_bpp, const OutputLayerFormat& output = {});
+                                       double target_bpp, const OutputLayerFormat& output = {},
+                                       ShapePreference preference = ShapePreference::finest_grid);
 
 }  // namespace nmc

@@ -54,7 +54,9 @@ struct RateRung {
     LatentShape shape;
     double estimated_bits_per_texel = 0;
 };
-std::vector<RateRung> rate_ladder(const TrainingTarget& target, const OutputLayerFormat& output = {});
+// `preference`: rate control's ranking for the full run's step count (shape_preference_for_steps).
+std::vector<RateRung> rate_ladder(const TrainingTarget& target, const OutputLayerFormat& output = {},
+                                  ShapePreference preference = ShapePreference::finest_grid);
 
 // Starts at the rung rate control picks for options.target_bpp (a full run of the options' steps), then moves
 // along the ladder by fine-tunes warm-started from the nearest trained model, predicting the rung that reaches

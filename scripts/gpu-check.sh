@@ -8,7 +8,9 @@
 #                                  settings from NMC_MEASURE_RATES (5,2.5,10,1.5; RATE@STEPS sets one rate's
 #                                  steps), NMC_MEASURE_QUALITY (best), NMC_MEASURE_STEPS (the preset's),
 #                                  NMC_MEASURE_ARGS (more measure flags), NMC_MEASURE_PARALLEL=1 (every rate at
-#                                  once, one process each: quality is unchanged, timings are shared-GPU ones)
+#                                  once, one process each: quality is unchanged, timings are shared-GPU ones),
+#                                  NMC_MEASURE_SPLIT=N (each rate's materials in N processes at once, written
+#                                  as bench-h200-r<rate>-part<i>.json; timings shared-GPU ones too)
 #   scripts/gpu-check.sh all       both (longer than one 10-minute device call: run them as two calls)
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
@@ -142,19 +144,40 @@ fi
 if [ "$mode" = measure ] || [ "$mode" = all ]; then
   # One results file per rate, every material at that rate before the next rate: a run cut short by the
   # device call's time limit still has whole rates. With NMC_MEASURE_PARALLEL=1 the rates run side by side.
-  measure_rate() {  # RATE[@STEPS]
-    local rate="${1%@*}" steps="${NMC_MEASURE_STEPS:-}" note=()
-    [ "$1" != "$rate" ] && steps="${1#*@}"
-    [ "${NMC_MEASURE_PARALLEL:-0}" = 1 ] &&
-      note=(--note "rates ${NMC_MEASURE_RATES} ran at the same time on one GPU: timings are not alone on the GPU")
-    step "bench: nmc on every shared material at NTC's $rate bpp file size (CUDA training and decoding${steps:+, $steps steps})"
+  measure_part() {  # RATE STEPS PART ONLY NOTE...
+    local rate="$1" steps="$2" part="$3" only="$4"
+    shift 4
     # shellcheck disable=SC2086
     PYTHONUNBUFFERED=1 python3 bench/run_benchmarks.py measure --codecs nmc --device cuda --decode-device cuda \
       --ntc-sizes --rates "$rate" --quality "${NMC_MEASURE_QUALITY:-best}" ${steps:+--steps "$steps"} \
-      --nmc build-gpu/cli/nmc --label "h200-r$rate" -o "$out/bench-h200-r$rate.json" "${note[@]}" \
-      ${NMC_MEASURE_ARGS:-} >"$out/measure-r$rate.log" 2>&1
+      --nmc build-gpu/cli/nmc --label "h200-r$rate" -o "$out/bench-h200-r$rate$part.json" ${only:+--only "$only"} \
+      "$@" ${NMC_MEASURE_ARGS:-} >"$out/measure-r$rate$part.log" 2>&1
     local rc=$?
-    grep -E "nmc .* bpp|FAILED|done|deadline" "$out/measure-r$rate.log"
+    grep -E "nmc .* bpp|FAILED|done|deadline" "$out/measure-r$rate$part.log"
+    return $rc
+  }
+  measure_rate() {  # RATE[@STEPS]
+    local rate="${1%@*}" steps="${NMC_MEASURE_STEPS:-}" note=() split="${NMC_MEASURE_SPLIT:-1}" rc=0
+    [ "$1" != "$rate" ] && steps="${1#*@}"
+    [ "${NMC_MEASURE_PARALLEL:-0}" = 1 ] &&
+      note=(--note "rates ${NMC_MEASURE_RATES} ran at the same time on one GPU: timings are not alone on the GPU")
+    [ "$split" -gt 1 ] &&
+      note+=(--note "the materials ran in $split processes at the same time on one GPU: timings are not alone on the GPU")
+    step "bench: nmc on every shared material at NTC's $rate bpp file size (CUDA training and decoding${steps:+, $steps steps})"
+    if [ "$split" -le 1 ]; then
+      measure_part "$rate" "$steps" "" "" "${note[@]}"
+      return $?
+    fi
+    local parts=() part
+    for ((part = 0; part < split; part++)); do
+      parts+=("$(find ../shared/materials/ -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort |
+        awk -v n="$split" -v k="$part" 'NR % n == k' | paste -sd, -)")
+    done
+    local pids=()
+    for ((part = 0; part < split; part++)); do
+      measure_part "$rate" "$steps" "-part$part" "${parts[$part]}" "${note[@]}" & pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
     return $rc
   }
   pids=()

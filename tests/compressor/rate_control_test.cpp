@@ -32,6 +32,40 @@ TEST(RateControl, ChoiceFitsBudgetAndGrowsWithIt) {
     }
 }
 
+// The measured rankings (docs/compressor.md): at 5 bpp a 3000-step run gets the finest grid that fills the budget
+// (S=2 F=4), a 100k-step run the most features a latent texel within grid scale 4 (S=4 F=16), both 4-bit and
+// about the same latent bytes.
+TEST(RateControl, PreferenceFollowsTheStepCount) {
+    EXPECT_EQ(shape_preference_for_steps(3000), ShapePreference::finest_grid);
+    EXPECT_EQ(shape_preference_for_steps(100000), ShapePreference::most_features);
+    auto fine = choose_latent_shape(2048, 2048, 12, 10, 5, 5.378, {}, shape_preference_for_steps(3000));
+    auto rich = choose_latent_shape(2048, 2048, 12, 10, 5, 5.378, {}, shape_preference_for_steps(100000));
+    ASSERT_TRUE(fine.ok() && rich.ok());
+    EXPECT_EQ(fine->shape.grid_scale, 2);
+    EXPECT_EQ(fine->shape.feature_count, 4);
+    EXPECT_EQ(rich->shape.grid_scale, 4);
+    EXPECT_EQ(rich->shape.feature_count, 16);
+    EXPECT_EQ(rich->shape.bits, 4);
+    const uint64_t fine_latents = latent_section_bytes(2048, 2048, fine->shape);
+    const uint64_t rich_latents = latent_section_bytes(2048, 2048, rich->shape);
+    EXPECT_GE(static_cast<double>(rich_latents), 0.95 * static_cast<double>(fine_latents));
+    EXPECT_LE(rich->estimated_file_bytes, rich->budget_bytes);
+    // At 10 bpp the finest grid that fills the budget is S=2 F=7; S=3 F=16 has about the same bytes.
+    auto ten = choose_latent_shape(2048, 2048, 12, 10, 5, 10.0, {}, ShapePreference::most_features);
+    ASSERT_TRUE(ten.ok());
+    EXPECT_EQ(ten->shape.grid_scale, 3);
+    EXPECT_EQ(ten->shape.feature_count, 16);
+    // At NTC's 2.5 and 10.7 bpp file sizes no grid scale up to 4 offers more features at about the same bytes, so
+    // both rankings pick the same shape (S=4 F=8 and S=3 F=16).
+    for (const double bpp : {2.71, 10.7}) {
+        auto a = choose_latent_shape(2048, 2048, 12, 10, 5, bpp, {}, ShapePreference::finest_grid);
+        auto b = choose_latent_shape(2048, 2048, 12, 10, 5, bpp, {}, ShapePreference::most_features);
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_EQ(a->shape.grid_scale, b->shape.grid_scale) << bpp;
+        EXPECT_EQ(a->shape.feature_count, b->shape.feature_count) << bpp;
+    }
+}
+
 TEST(RateControl, TooSmallBudgetIsAClearError) {
     auto choice = choose_latent_shape(64, 64, 7, 6, 3, 0.5);
     ASSERT_FALSE(choice.ok());
