@@ -7,6 +7,7 @@ import glob
 import os
 import statistics
 
+import environment
 import plots
 from results_db import RECIPES, Database, interpolate
 
@@ -113,7 +114,7 @@ def generate(opt, repo):
     w("![overview](%s/overview.png)" % plot_rel)
     w()
     _materials(w, db, all_materials, plot_names, plot_rel)
-    _speed(w, db)
+    _speed(w, db, opt.results)
     _gpu_check_logs(w, opt.results)
     _checks(w, db)
     with open(opt.out, "w") as f:
@@ -451,7 +452,26 @@ def _gpu_check_logs(w, results_dir):
         w()
 
 
-def _speed(w, db):
+def _cuda_decoder_bench_from_gpu_check(results_dir):
+    """The CUDA decoder benchmark's table from the newest *-gpu-check.txt that ran it: (file, machine line,
+    parsed rows), or None."""
+    for path in sorted(glob.glob(os.path.join(results_dir, "*-gpu-check.txt")), reverse=True):
+        with open(path) as f:
+            text = f.read()
+        start = text.find("bench: CUDA decoder")
+        if start < 0:
+            continue
+        section = text[text.index("\n", start) + 1:]
+        section = section[:section.find("\n== ")] if "\n== " in section else section
+        bench = environment.parse_cuda_decoder_bench(section)
+        if bench["rows"]:
+            machine = next((line.split("machine:", 1)[1].strip() for line in text.splitlines()
+                            if line.startswith("==") and "machine:" in line), "GPU machine")
+            return os.path.basename(path), machine, bench
+    return None
+
+
+def _speed(w, db, results_dir):
     w("## Speed")
     w()
     w("### nmc compression and decompression")
@@ -527,7 +547,16 @@ def _speed(w, db):
         w()
         w.table(["path", "what", "ms", "Gtexel/s"], [[r["path"], r["what"], f2(r["ms"], 3), f2(r["gtexel_s"], 3)]
                                                     for r in b["rows"]], ["---", "---", "---:", "---:"])
-    if not cuda:
+    logged = None if cuda else _cuda_decoder_bench_from_gpu_check(results_dir)
+    if logged:
+        name, device, bench = logged
+        w("`nmc_cuda_decoder_bench` as `scripts/gpu-check.sh` printed it in `%s` (%s; 4096x4096 random valid pack, "
+          "default network, every mip; `variant` rows are timing variants that skip stages, not decodes; docs/cuda-"
+          "decoder.md explains them):" % (name, device))
+        w()
+        w.table(["path", "what", "ms", "Gtexel/s"], [[r["path"], r["what"], f2(r["ms"], 3), f2(r["gtexel_s"], 3)]
+                                                    for r in bench["rows"]], ["---", "---", "---:", "---:"])
+    if not cuda and not logged:
         w("**Not measured yet: the CUDA decoder's throughput.** `measure --speed` runs `nmc_cuda_decoder_bench` "
           "where it is built (the GPU machine); no results file holds its output yet.")
         w()
