@@ -20,24 +20,27 @@ STYLE = {  # series prefix -> (colour, marker, line)
 }
 
 
-def _style(series, index):
+NMC_COLOURS = ["#d62728", "#ff7f0e", "#e377c2", "#17becf", "#bcbd22"]  # one per nmc series, same in every plot
+
+
+def _style(series, series_names):
+    """A series' colour, marker and line: fixed per prefix, and for the k-th nmc series of the whole report
+    (not of one plot) the k-th nmc colour, so a series looks the same in every panel and in the legend."""
     for prefix, s in STYLE.items():
         if series.startswith(prefix):
-            if prefix == "nmc" and index:  # further nmc curves (other devices/presets) in other reds
-                return (["#d62728", "#ff7f0e", "#e377c2"][index % 3], "o", "-")
+            if prefix == "nmc":
+                index = [n for n in series_names if n.startswith("nmc")].index(series)
+                return (NMC_COLOURS[index % len(NMC_COLOURS)], "o", "-")
             return s
     return ("#7f7f7f", "x", "-")
 
 
 def _draw(ax, db, material, series_names, small=False):
-    nmc_index = 0
     for series in series_names:
         pts = db.series_points(material, series)
         if not pts:
             continue
-        colour, marker, line = _style(series, nmc_index if series.startswith("nmc") else 0)
-        if series.startswith("nmc"):
-            nmc_index += 1
+        colour, marker, line = _style(series, series_names)
         ax.plot([p.bits for p in pts], [p.psnr8 for p in pts], linestyle=line or "none", marker=marker,
                 color=colour, label=series, markersize=4 if small else 6, linewidth=1.2 if small else 1.6)
         if series.startswith("BCn") and not small:
