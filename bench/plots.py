@@ -23,7 +23,7 @@ STYLE = {  # series prefix -> (colour, marker, line)
 NMC_COLOURS = ["#d62728", "#ff7f0e", "#e377c2", "#17becf", "#bcbd22"]  # one per nmc series, same in every plot
 
 
-def _style(series, series_names):
+def style_of(series, series_names):
     """A series' colour, marker and line: fixed per prefix, and for the k-th nmc series of the whole report
     (not of one plot) the k-th nmc colour, so a series looks the same in every panel and in the legend."""
     for prefix, s in STYLE.items():
@@ -40,7 +40,7 @@ def _draw(ax, db, material, series_names, small=False):
         pts = db.series_points(material, series)
         if not pts:
             continue
-        colour, marker, line = _style(series, series_names)
+        colour, marker, line = style_of(series, series_names)
         ax.plot([p.bits for p in pts], [p.psnr8 for p in pts], linestyle=line or "none", marker=marker,
                 color=colour, label=series, markersize=4 if small else 6, linewidth=1.2 if small else 1.6)
         if series.startswith("BCn") and not small:

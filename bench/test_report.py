@@ -23,6 +23,7 @@ except ImportError as e:
     sys.exit(77)
 
 import metrics  # noqa: E402
+import plots  # noqa: E402
 import run_benchmarks  # noqa: E402
 
 FAILURES = []
@@ -102,9 +103,9 @@ def test_report():
     with tempfile.TemporaryDirectory() as tmp:
         fixture(tmp)
         out = os.path.join(tmp, "benchmarks.md")
-        plots = os.path.join(tmp, "plots")
+        plot_dir = os.path.join(tmp, "plots")
         run_benchmarks.main(["report", "--results", os.path.join(tmp, "results"), "--baselines",
-                             os.path.join(tmp, "baselines"), "--out", out, "--plots", plots])
+                             os.path.join(tmp, "baselines"), "--out", out, "--plots", plot_dir])
         text = open(out).read()
         for needle in ("# Benchmarks", "## Summary", "## Where nmc loses", "### tiny", "## Speed", "Test CPU",
                        "NTC 0.9.2 20k steps", "BCn high", "BCn low", "ASTC", "nmc cpu normal 2000 steps",
@@ -116,11 +117,28 @@ def test_report():
         # nmc at 4.8 bits vs NTC 20k interpolated at 4.8 bits: 42 + 3 * (2.3 / 2.5) = 44.76 dB.
         check("44.76" in text, "NTC interpolated at nmc's rate")
         for name in ("tiny.png", "overview.png"):
-            check(os.path.getsize(os.path.join(plots, name)) > 1000, "plot %s written" % name)
+            check(os.path.getsize(os.path.join(plot_dir, name)) > 1000, "plot %s written" % name)
+        # A results file named in superseded.txt is left out, and the report says so with the reason.
+        with open(os.path.join(tmp, "results", "superseded.txt"), "w") as f:
+            f.write("# comment\n20260101T000000-test.json  made before a default changed\n")
+        run_benchmarks.main(["report", "--results", os.path.join(tmp, "results"), "--baselines",
+                             os.path.join(tmp, "baselines"), "--out", out, "--plots", plot_dir])
+        text = open(out).read()
+        check("(0 used)" in text and "made before a default changed" in text, "superseded run left out")
+        check("nmc cpu normal 2000 steps" not in text, "superseded run's series gone")
+
+
+def test_plot_styles():
+    # An nmc series keeps its colour whichever panel draws it: the k-th nmc series of the report, not of the plot.
+    names = ["nmc a", "NTC 0.9.2 20k steps", "nmc b", "nmc c"]
+    check(plots.style_of("nmc b", names)[0] == plots.NMC_COLOURS[1], "second nmc series, second colour")
+    check(plots.style_of("nmc c", names)[0] == plots.NMC_COLOURS[2], "third nmc series, third colour")
+    check(plots.style_of("NTC 0.9.2 20k steps", names) == plots.STYLE["NTC 0.9.2 20k"], "NTC style fixed")
 
 
 if __name__ == "__main__":
     test_metrics()
     test_report()
+    test_plot_styles()
     print("FAILED: %d" % len(FAILURES) if FAILURES else "ok")
     sys.exit(1 if FAILURES else 0)
