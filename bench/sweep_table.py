@@ -20,23 +20,25 @@ def main(argv):
     if len(argv) < 2:
         raise SystemExit(__doc__.strip())
     by_material = {}
-    for row in sorted(rows_of(argv[1:]), key=lambda r: r.get("index", 0)):
+    rows = sorted(rows_of(argv[1:]), key=lambda r: r.get("index", 0))
+    for row in rows:
         by_material.setdefault(row["material"], []).append(row)
-    print("%-38s %-52s %6s %7s %7s %7s %-10s %7s" % ("material", "flags", "bpt", "psnr", "psnr8", "d psnr8", "S,F,b",
-                                                    "train s"))
+    width = max([len("flags")] + [len(r["flags"]) for r in rows])
+    print("%-38s %-*s %6s %7s %7s %7s %-10s %7s" % ("material", width, "flags", "bpt", "psnr", "psnr8", "d psnr8",
+                                                   "S,F,b", "train s"))
     for material, rows in by_material.items():
         reference = None
         for row in rows:
             r = row["result"]
             if row["rc"] != 0 or "psnr8_mip0_db" not in r:
-                print("%-38s %-52s FAILED (rc %d): %s" % (material, row["flags"], row["rc"],
-                                                          r.get("error", "").strip().splitlines()[-1:]))
+                print("%-38s %-*s FAILED (rc %d): %s" % (material, width, row["flags"], row["rc"],
+                                                         r.get("error", "").strip().splitlines()[-1:]))
                 continue
             if reference is None:
                 reference = r["psnr8_mip0_db"]
             shape = r.get("latents", {})
-            print("%-38s %-52s %6.3f %7.2f %7.2f %+7.2f %-10s %7.1f" % (
-                material[:38], row["flags"][:52], r["bits_per_texel"], r["psnr_db"], r["psnr8_mip0_db"],
+            print("%-38s %-*s %6.3f %7.2f %7.2f %+7.2f %-10s %7.1f" % (
+                material[:38], width, row["flags"], r["bits_per_texel"], r["psnr_db"], r["psnr8_mip0_db"],
                 r["psnr8_mip0_db"] - reference,
                 "%s,%s,%s" % (shape.get("grid_scale"), shape.get("features"), shape.get("bits")),
                 r.get("training_seconds", 0)))
