@@ -10,8 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-STYLE = {  # series prefix -> (colour, marker, line)
-    "nmc": ("#d62728", "o", "-"),
+STYLE = {  # series prefix -> (colour, marker, line); nmc series take NMC_COLOURS in turn
+    "nmc": (None, "o", "-"),
     "NTC 0.9.2 20k": ("#1f77b4", "s", "--"),
     "NTC 0.9.2 100k": ("#1f77b4", "D", "-"),
     "ASTC": ("#2ca02c", "^", "-"),
@@ -30,7 +30,7 @@ def style_of(series, series_names):
         if series.startswith(prefix):
             if prefix == "nmc":
                 index = [n for n in series_names if n.startswith("nmc")].index(series)
-                return (NMC_COLOURS[index % len(NMC_COLOURS)], "o", "-")
+                return (NMC_COLOURS[index % len(NMC_COLOURS)],) + s[1:]
             return s
     return ("#7f7f7f", "x", "-")
 

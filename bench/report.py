@@ -459,9 +459,10 @@ def _cuda_decoder_bench_from_gpu_check(results_dir):
         with open(path) as f:
             text = f.read()
         start = text.find("bench: CUDA decoder")
+        start = text.find("\n", start) if start >= 0 else -1
         if start < 0:
             continue
-        section = text[text.index("\n", start) + 1:]
+        section = text[start + 1:]
         section = section[:section.find("\n== ")] if "\n== " in section else section
         bench = environment.parse_cuda_decoder_bench(section)
         if bench["rows"]:

@@ -45,8 +45,8 @@ def read_superseded(folder):
             for line in f:
                 line = line.strip()
                 if line and not line.startswith("#"):
-                    name, _, reason = line.partition(" ")
-                    out[name] = reason.strip()
+                    name, *reason = line.split(None, 1)
+                    out[name] = reason[0].strip() if reason else ""
     return out
 
 

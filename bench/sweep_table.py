@@ -26,13 +26,13 @@ def main(argv):
     width = max([len("flags")] + [len(r["flags"]) for r in rows])
     print("%-38s %-*s %6s %7s %7s %7s %-10s %7s" % ("material", width, "flags", "bpt", "psnr", "psnr8", "d psnr8",
                                                    "S,F,b", "train s"))
-    for material, rows in by_material.items():
+    for material, runs in by_material.items():
         reference = None
-        for row in rows:
+        for row in runs:
             r = row["result"]
             if row["rc"] != 0 or "psnr8_mip0_db" not in r:
-                print("%-38s %-*s FAILED (rc %d): %s" % (material, width, row["flags"], row["rc"],
-                                                         r.get("error", "").strip().splitlines()[-1:]))
+                last_line = (r.get("error", "").strip().splitlines() or [""])[-1]
+                print("%-38s %-*s FAILED (rc %d): %s" % (material, width, row["flags"], row["rc"], last_line))
                 continue
             if reference is None:
                 reference = r["psnr8_mip0_db"]

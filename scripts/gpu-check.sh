@@ -21,6 +21,11 @@ mode="${1:-check}"
 case "$mode" in check | measure | all | sweep) ;; *) echo "usage: $0 [check|measure|all|sweep FILE]" >&2; exit 2 ;; esac
 sweep_file="${2:-}"
 if [ "$mode" = sweep ] && [ ! -f "$sweep_file" ]; then echo "$0 sweep: no such file '$sweep_file'" >&2; exit 2; fi
+sweep_jobs="${NMC_SWEEP_JOBS:-4}"
+case "$sweep_jobs" in '' | *[!0-9]* | 0) echo "$0: NMC_SWEEP_JOBS must be a positive number" >&2; exit 2 ;; esac
+measure_rates="${NMC_MEASURE_RATES:-5,2.5,10,1.5}"
+measure_split="${NMC_MEASURE_SPLIT:-1}"
+case "$measure_split" in '' | *[!0-9]* | 0) echo "$0: NMC_MEASURE_SPLIT must be a positive number" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 out="${OUT:-$PWD/gpu-check-out}"
 mkdir -p "$out"
@@ -55,7 +60,7 @@ if [ "$mode" = sweep ]; then
     local index="$1" material="$2" started=$SECONDS
     shift 2
     # shellcheck disable=SC2068
-    OMP_NUM_THREADS=$((jobs / ${NMC_SWEEP_JOBS:-4} > 0 ? jobs / ${NMC_SWEEP_JOBS:-4} : 1)) \
+    OMP_NUM_THREADS=$((jobs / sweep_jobs > 0 ? jobs / sweep_jobs : 1)) \
       build-gpu/cli/nmc compress "../shared/materials/$material" -o "$out/sweep-$index.nmc" --device cuda --seed 1 \
       --force --json $@ >"$out/sweep-$index.json" 2>"$out/sweep-$index.log"
     local rc=$?
@@ -71,17 +76,19 @@ PY
     rm -f "$out/sweep-$index.nmc" "$out/sweep-$index.json" "$out/sweep-$index.log"
     echo "  $material $* -> rc $rc in $((SECONDS - started)) s"
   }
-  step "sweep: $sweep_file, ${NMC_SWEEP_JOBS:-4} at a time"
+  step "sweep: $sweep_file, $sweep_jobs at a time"
+  : >"$out/sweep.jsonl"
   index=0
-  while read -r material flags; do
+  while read -r material flags || [ -n "$material" ]; do
     case "$material" in '' | '#'*) continue ;; esac
-    while [ "$(jobs -rp | wc -l)" -ge "${NMC_SWEEP_JOBS:-4}" ]; do wait -n; done
+    while [ "$(jobs -rp | wc -l)" -ge "$sweep_jobs" ]; do wait -n; done
     index=$((index + 1))
     # shellcheck disable=SC2086
     sweep_one "$index" "$material" $flags &
   done <"$sweep_file"
   wait
   python3 bench/sweep_table.py "$out/sweep.jsonl" | tee "$out/sweep-table.txt"
+  grep -q FAILED "$out/sweep-table.txt" && status=1
 fi
 
 if [ "$mode" != measure ] && [ "$mode" != sweep ]; then
@@ -157,10 +164,10 @@ if [ "$mode" = measure ] || [ "$mode" = all ]; then
     return $rc
   }
   measure_rate() {  # RATE[@STEPS]
-    local rate="${1%@*}" steps="${NMC_MEASURE_STEPS:-}" note=() split="${NMC_MEASURE_SPLIT:-1}" rc=0
+    local rate="${1%@*}" steps="${NMC_MEASURE_STEPS:-}" note=() split="$measure_split" rc=0
     [ "$1" != "$rate" ] && steps="${1#*@}"
     [ "${NMC_MEASURE_PARALLEL:-0}" = 1 ] &&
-      note=(--note "rates ${NMC_MEASURE_RATES} ran at the same time on one GPU: timings are not alone on the GPU")
+      note=(--note "rates $measure_rates ran at the same time on one GPU: timings are not alone on the GPU")
     [ "$split" -gt 1 ] &&
       note+=(--note "the materials ran in $split processes at the same time on one GPU: timings are not alone on the GPU")
     step "bench: nmc on every shared material at NTC's $rate bpp file size (CUDA training and decoding${steps:+, $steps steps})"
@@ -168,20 +175,23 @@ if [ "$mode" = measure ] || [ "$mode" = all ]; then
       measure_part "$rate" "$steps" "" "" "${note[@]}"
       return $?
     fi
+    # The material folders as the driver finds them, dealt round-robin into the parts (empty parts skipped).
     local parts=() part
     for ((part = 0; part < split; part++)); do
-      parts+=("$(find ../shared/materials/ -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort |
-        awk -v n="$split" -v k="$part" 'NR % n == k' | paste -sd, -)")
+      parts+=("$(cd bench && python3 -c 'import os, sys, materials
+names = [os.path.basename(p) for p in materials.find_materials("../../shared/materials")]
+print(",".join(names[int(sys.argv[1])::int(sys.argv[2])]))' "$part" "$split")")
     done
     local pids=()
     for ((part = 0; part < split; part++)); do
+      [ -n "${parts[$part]}" ] || continue
       measure_part "$rate" "$steps" "-part$part" "${parts[$part]}" "${note[@]}" & pids+=($!)
     done
     for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
     return $rc
   }
   pids=()
-  for rate in $(echo "${NMC_MEASURE_RATES:-5,2.5,10,1.5}" | tr , ' '); do
+  for rate in $(echo "$measure_rates" | tr , ' '); do
     if [ "${NMC_MEASURE_PARALLEL:-0}" = 1 ]; then
       measure_rate "$rate" & pids+=($!)
     else
