@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -48,6 +49,24 @@ private:
     void (*previous_)(int);
 };
 
+// "64,48,32" -> {64, 48, 32}: comma-separated decimal integers, nothing else (ranges: check_network_choice).
+Result<std::vector<int>> parse_hidden_layers(const std::string& text) {
+    std::vector<int> widths;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        const std::string item = text.substr(start, comma - start);
+        const bool digits = !item.empty() && item.size() <= 6 &&
+                            std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!digits)
+            return Status(StatusCode::invalid_argument,
+                          "--hidden-layers must be comma-separated widths such as 64,48,32, got '" + text + "'");
+        widths.push_back(std::stoi(item));
+        start = comma + 1;
+    }
+    return widths;
+}
+
 struct CompressCliOptions {
     std::string input;
     std::string output;
@@ -63,6 +82,7 @@ struct CompressCliOptions {
     std::string device = "cpu";
     std::string trainer = "auto";
     std::string output_layer = "int8";
+    std::string hidden_layers = "64,64,64";
     std::string normal_mode = "auto";
     std::string address_mode = "wrap";
     bool gloss_to_roughness = false;
@@ -98,14 +118,26 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
         return kExitUsage;
     }
-    OutputLayerFormat output_layer;
+    NetworkChoice network;
     if (o.output_layer == "e4m3" || o.output_layer == "e4m3-scaled") {
-        output_layer.weight_type = WeightType::e4m3;
-        output_layer.has_scale = o.output_layer == "e4m3-scaled";
+        network.output.weight_type = WeightType::e4m3;
+        network.output.has_scale = o.output_layer == "e4m3-scaled";
     } else if (o.output_layer != "int8") {
         print_error(Status(StatusCode::invalid_argument,
                            "--output-layer must be int8, e4m3 or e4m3-scaled, got '" + o.output_layer + "'"));
         return kExitUsage;
+    }
+    {
+        auto widths = parse_hidden_layers(o.hidden_layers);
+        if (!widths.ok()) {
+            print_error(widths.status());
+            return kExitUsage;
+        }
+        network.hidden_widths = *widths;
+        if (Status checked = check_network_choice(network); !checked.ok()) {
+            print_error(Status(checked.code(), "--hidden-layers: " + checked.message()));
+            return kExitUsage;
+        }
     }
     if (o.trainer == "fused" && o.device == "cpu") {
         print_error(Status(StatusCode::invalid_argument,
@@ -159,7 +191,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.seed = o.seed;
     options.device = o.device;
     options.trainer = *trainer_path_from_string(o.trainer);  // CLI11 checked the value
-    options.output_layer = output_layer;
+    options.network = network;
     options.tool = std::string("nmc ") + NMC_VERSION_STRING;
 
     const bool show_progress = verbosity > 0 && isatty(fileno(stderr));
@@ -373,6 +405,10 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,
                         "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")
+        ->capture_default_str();
+    command->add_option("--hidden-layers", options->hidden_layers,
+                        "Hidden layer widths, comma-separated (e.g. 64,48,32: NTC v0.9's smaller network); 1-7 layers "
+                        "of 1-256. The fused CUDA trainer runs 64,64,64 only; other networks train eager")
         ->capture_default_str();
     command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")

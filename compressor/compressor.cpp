@@ -82,9 +82,7 @@ Status check_options(const CompressOptions& o) {
         !(o.weight_quantize_fraction >= 0 && o.weight_quantize_fraction <= 1))
         return fail("quantisation schedule fractions must lie in [0, 1]");
     if (o.progress_interval < 1) return fail("progress interval must be >= 1");
-    if (o.output_layer.weight_type == WeightType::int8 && !o.output_layer.has_scale)
-        return fail("an int8 output layer needs per-output scales (spec 5.6)");
-    return Status::success();
+    return check_network_choice(o.network);
 }
 
 double psnr_of_mse(double mse) { return mse > 0 ? -10.0 * std::log10(mse) : 99.0; }
@@ -119,6 +117,10 @@ std::optional<TrainerPath> trainer_path_from_string(const std::string& s) {
     for (TrainerPath p : {TrainerPath::automatic, TrainerPath::fused, TrainerPath::eager})
         if (s == to_string(p)) return p;
     return std::nullopt;
+}
+
+int64_t effective_steps(const CompressOptions& options) {
+    return options.steps > 0 ? options.steps : preset_settings(options.preset).steps;
 }
 
 PresetSettings preset_settings(QualityPreset p) {
@@ -272,7 +274,7 @@ Status Compressor::Impl::choose_trainer(const TrainingTarget& target) {
     const Status available = detail::FusedTraining::available(model, device);
     if (!available.ok()) return options.trainer == TrainerPath::fused ? available : Status::success();
     return torch_call("setting up the fused trainer", [&]() -> Status {
-        auto created = detail::FusedTraining::create(model, targets, target, options.output_layer, batch_size,
+        auto created = detail::FusedTraining::create(model, targets, target, options.network.output, batch_size,
                                                      options.seed, device);
         if (!created.ok()) return created.status();
         fused = std::move(*created);
@@ -305,7 +307,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     const PresetSettings preset = preset_settings(options.preset);
-    impl->total_steps = options.steps > 0 ? options.steps : preset.steps;
+    impl->total_steps = effective_steps(options);
     impl->batch_size = options.batch_size > 0 ? options.batch_size : preset.batch_size;
     impl->latent_learning_rate =
         options.latent_learning_rate > 0 ? options.latent_learning_rate : preset.latent_learning_rate;
@@ -317,11 +319,11 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
     if (options.shape) {
         NMC_RETURN_IF_ERROR(check_shape(*options.shape));
         model.shape = *options.shape;
-        model.network = default_network_shape(model.shape.feature_count, channel_count, options.output_layer);
+        model.network = nmc::network_shape(model.shape.feature_count, channel_count, options.network);
     } else {
         auto choice = choose_latent_shape(target.width, target.height, target.mip_count, channel_count,
                                           static_cast<int>(target.textures.size()), options.target_bpp,
-                                          options.output_layer, shape_preference_for_steps(impl->total_steps));
+                                          options.network, shape_preference_for_steps(impl->total_steps));
         if (!choice.ok()) return choice.status();
         model.shape = choice->shape;
         model.network = choice->network;

@@ -43,7 +43,7 @@ struct CompressOptions {
     QualityPreset preset = QualityPreset::normal;
     double target_bpp = 5.0;                 // whole file size budget in bits per mip-0 texel
     std::optional<LatentShape> shape;        // overrides rate control when set
-    OutputLayerFormat output_layer;          // int8 + scale by default
+    NetworkChoice network;                   // hidden widths 64-64-64, last layer int8 + scale by default
     int64_t steps = 0;                       // 0: the preset's
     int batch_size = 0;                      // texels per step; 0: the preset's
     uint64_t seed = 1;
@@ -57,6 +57,9 @@ struct CompressOptions {
     int progress_interval = 10;              // steps between progress callbacks (and cancel checks)
     std::string tool = "nmc";                // written to the pack's encoder info
 };
+
+// The steps a run of these options trains: options.steps, or the preset's when 0.
+int64_t effective_steps(const CompressOptions& options);
 
 struct TrainingProgress {
     int64_t step = 0;            // steps done

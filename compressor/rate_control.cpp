@@ -4,14 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace nmc {
 namespace {
 
 constexpr uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-constexpr int kHiddenWidth = 64;
-constexpr int kHiddenLayers = 3;
+constexpr int kMaxHiddenLayers = 7;  // spec 5.6: at most 8 layers with the output layer
+constexpr int kMaxLayerWidth = 256;
 constexpr int kMaxGridScale = 8;
 // Fewer than 4 features (NTC's minimum too) measured far worse at equal bytes: S=1 F=2 b=4 gave 32.3 dB where
 // S=2 F=8 b=4 gave 34.4 at 10 bpp (512^2 demo, fast preset).
@@ -23,10 +24,25 @@ constexpr double kNearBestFraction = 0.95;
 
 }  // namespace
 
-NetworkShape default_network_shape(int feature_count, int channel_count, const OutputLayerFormat& output) {
+Status check_network_choice(const NetworkChoice& choice) {
+    const auto fail = [](const std::string& m) { return Status(StatusCode::invalid_argument, m); };
+    if (choice.hidden_widths.empty() || choice.hidden_widths.size() > kMaxHiddenLayers)
+        return fail("the network needs 1 to " + std::to_string(kMaxHiddenLayers) + " hidden layers, got " +
+                    std::to_string(choice.hidden_widths.size()));
+    for (int w : choice.hidden_widths)
+        if (w < 1 || w > kMaxLayerWidth)
+            return fail("hidden layer widths must be 1.." + std::to_string(kMaxLayerWidth) + ", got " +
+                        std::to_string(w));
+    if (choice.output.weight_type == WeightType::int8 && !choice.output.has_scale)
+        return fail("an int8 output layer needs per-output scales (spec 5.6)");
+    return Status::success();
+}
+
+NetworkShape network_shape(int feature_count, int channel_count, const NetworkChoice& choice) {
+    const OutputLayerFormat& output = choice.output;
     NetworkShape network;
     network.widths.push_back(static_cast<int>(align_up(static_cast<uint64_t>(2 * feature_count + 13), 16)));
-    for (int i = 0; i < kHiddenLayers; ++i) network.widths.push_back(kHiddenWidth);
+    for (int w : choice.hidden_widths) network.widths.push_back(w);
     network.widths.push_back(channel_count);
     network.output_weight_type = output.weight_type;
     network.output_has_scale = output.weight_type == WeightType::int8 || output.has_scale;
@@ -81,7 +97,7 @@ ShapePreference shape_preference_for_steps(int64_t steps) {
 }
 
 Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
-                                       double target_bpp, const OutputLayerFormat& output,
+                                       double target_bpp, const NetworkChoice& network,
                                        ShapePreference preference) {
     if (!(target_bpp > 0) || !std::isfinite(target_bpp))
         return Status(StatusCode::invalid_argument, "bits per texel must be a positive number");
@@ -95,7 +111,7 @@ Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int
             for (int bits : kBitCounts) {
                 RateChoice choice;
                 choice.shape = {scale, features, bits, latent_level_count(width, height, mip_count, scale)};
-                choice.network = default_network_shape(features, channel_count, output);
+                choice.network = network_shape(features, channel_count, network);
                 choice.estimated_file_bytes = latent_section_bytes(width, height, choice.shape) +
                                               weight_section_bytes(choice.network) + fixed;
                 choice.budget_bytes = budget;
@@ -122,9 +138,13 @@ Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int
         if (near_best(a) != near_best(b)) return near_best(a);
         if ((a.shape.bits == 4) != (b.shape.bits == 4)) return a.shape.bits == 4;
         if (preference == ShapePreference::most_features) {
+            // Fewer, richer latent texels, but only among the grid scales measured (up to 4); coarser grids keep
+            // the finest-grid order below.
             const bool a_measured = a.shape.grid_scale <= kMostFeaturesMaxScale;
-            if (a_measured != (b.shape.grid_scale <= kMostFeaturesMaxScale)) return a_measured;
-            if (a.shape.feature_count != b.shape.feature_count) return a.shape.feature_count > b.shape.feature_count;
+            const bool b_measured = b.shape.grid_scale <= kMostFeaturesMaxScale;
+            if (a_measured != b_measured) return a_measured;
+            if (a_measured && a.shape.feature_count != b.shape.feature_count)
+                return a.shape.feature_count > b.shape.feature_count;
         }
         if (a.shape.grid_scale != b.shape.grid_scale) return a.shape.grid_scale < b.shape.grid_scale;
         return a.estimated_file_bytes > b.estimated_file_bytes;

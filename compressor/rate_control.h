@@ -32,9 +32,19 @@ struct OutputLayerFormat {
     bool has_scale = true;  // must be true for int8
 };
 
-// The default network for `feature_count` features and `channel_count` outputs: round_up(2F + 13, 16) ->
-// 64 -> 64 -> 64 -> C (spec 5.6).
-NetworkShape default_network_shape(int feature_count, int channel_count, const OutputLayerFormat& output = {});
+// The network a user picks (spec 5.6): the hidden layers' widths and the last layer's format. Layer 0's input
+// width follows F and the last layer's output width the channel count. The default is NTC v0.8's 64-64-64.
+struct NetworkChoice {
+    std::vector<int> hidden_widths{64, 64, 64};  // 1..7 layers of 1..256 outputs (spec 5.6: 2..8 layers in all)
+    OutputLayerFormat output;
+};
+
+// invalid_argument naming the problem when `choice` breaks spec 5.6's limits.
+Status check_network_choice(const NetworkChoice& choice);
+
+// The network for `feature_count` features and `channel_count` outputs: round_up(2F + 13, 16) -> hidden widths
+// -> C (spec 5.6).
+NetworkShape network_shape(int feature_count, int channel_count, const NetworkChoice& choice = {});
 
 // Level count for a material: one level pair per mip (K = M + 1) until level K-1 is 1 x 1 texel, at least 2,
 // at most 16 (spec 9).
@@ -62,7 +72,8 @@ struct RateChoice {
 // with the most features per latent texel (S=4 F=16: +0.6 dB over 6 materials, up to +1.8).
 enum class ShapePreference {
     finest_grid,   // the smaller grid scale S first
-    most_features  // the larger F first, among grid scales up to kMostFeaturesMaxScale (the measured ones)
+    most_features  // grid scales up to kMostFeaturesMaxScale (the measured ones) first, and among them the
+                   // larger F first; coarser grids as finest_grid
 };
 constexpr int64_t kMostFeaturesMinSteps = 50000;
 constexpr int kMostFeaturesMaxScale = 4;
@@ -76,7 +87,7 @@ ShapePreference shape_preference_for_steps(int64_t steps);
 // the more bytes. Fails with invalid_argument when even the smallest shape does not fit or target_bpp is not
 // positive.
 Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
-                                       double target_bpp, const OutputLayerFormat& output = {},
+                                       double target_bpp, const NetworkChoice& network = {},
                                        ShapePreference preference = ShapePreference::finest_grid);
 
 }  // namespace nmc

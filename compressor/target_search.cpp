@@ -28,11 +28,11 @@ struct Measured {
 };
 
 // Rate control's shape for `bpp` bits per texel of this target, as a rung (with its estimate in bits per texel).
-Result<RateRung> rung_for_budget(const TrainingTarget& target, double bpp, const OutputLayerFormat& output,
+Result<RateRung> rung_for_budget(const TrainingTarget& target, double bpp, const NetworkChoice& network,
                                  ShapePreference preference) {
     auto choice = choose_latent_shape(target.width, target.height, target.mip_count,
                                       static_cast<int>(target.channels.size()),
-                                      static_cast<int>(target.textures.size()), bpp, output, preference);
+                                      static_cast<int>(target.textures.size()), bpp, network, preference);
     if (!choice.ok()) return choice.status();
     const double texels = static_cast<double>(target.width) * target.height;
     return RateRung{choice->shape, 8.0 * static_cast<double>(choice->estimated_file_bytes) / texels};
@@ -40,10 +40,10 @@ Result<RateRung> rung_for_budget(const TrainingTarget& target, double bpp, const
 
 }  // namespace
 
-std::vector<RateRung> rate_ladder(const TrainingTarget& target, const OutputLayerFormat& output,
+std::vector<RateRung> rate_ladder(const TrainingTarget& target, const NetworkChoice& network,
                                   ShapePreference preference) {
     std::vector<RateRung> ladder;
-    const auto choose = [&](double bpp) { return rung_for_budget(target, bpp, output, preference); };
+    const auto choose = [&](double bpp) { return rung_for_budget(target, bpp, network, preference); };
     // From the first budget any shape fits (tiny materials need hundreds of bits per texel for the network
     // alone) up to 64 times that or 32 bpp, whichever is more.
     double bpp = kLadderMinBpp;
@@ -71,10 +71,9 @@ struct StartedLadder {
 };
 
 StartedLadder ladder_from_budget(const TrainingTarget& target, const CompressOptions& options) {
-    const ShapePreference preference = shape_preference_for_steps(
-        options.steps > 0 ? options.steps : preset_settings(options.preset).steps);
-    StartedLadder out{rate_ladder(target, options.output_layer, preference), 0};
-    auto start = rung_for_budget(target, options.target_bpp, options.output_layer, preference);
+    const ShapePreference preference = shape_preference_for_steps(effective_steps(options));
+    StartedLadder out{rate_ladder(target, options.network, preference), 0};
+    auto start = rung_for_budget(target, options.target_bpp, options.network, preference);
     if (!start.ok() || out.ladder.empty()) return out;
     const auto same = [&](const RateRung& r) { return same_shape(r.shape, start->shape); };
     if (std::none_of(out.ladder.begin(), out.ladder.end(), same))
@@ -106,7 +105,7 @@ public:
                   const TargetSearchProgressCallback& progress)
         : target_(target), options_(options), search_(search), progress_(progress),
           preset_(preset_settings(options.preset)),
-          full_steps_(options.steps > 0 ? options.steps : preset_.steps) {}
+          full_steps_(effective_steps(options)) {}
 
     int64_t full_steps() const { return full_steps_; }
 

@@ -55,7 +55,7 @@ struct RateRung {
     double estimated_bits_per_texel = 0;
 };
 // `preference`: rate control's ranking for the full run's step count (shape_preference_for_steps).
-std::vector<RateRung> rate_ladder(const TrainingTarget& target, const OutputLayerFormat& output = {},
+std::vector<RateRung> rate_ladder(const TrainingTarget& target, const NetworkChoice& network = {},
                                   ShapePreference preference = ShapePreference::finest_grid);
 
 // Starts at the rung rate control picks for options.target_bpp (a full run of the options' steps), then moves

@@ -11,6 +11,7 @@
 
 #include "compressor/cuda/fused_trainer_kernels.cuh"
 #include "decoder/cuda/cuda_check.h"
+#include "decoder/cuda/cuda_device.h"
 
 namespace nmc::fused {
 namespace {
@@ -53,22 +54,14 @@ void adam_scalars(float learning_rate, int64_t t, float& step_size, float& bias_
 }  // namespace
 
 Status check_device(int device) {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        cudaGetLastError();  // clear the sticky "no driver" error
-        count = 0;
-    }
-    if (device < 0 || device >= count)
-        return Status(StatusCode::backend_unavailable, "fused trainer: CUDA device " + std::to_string(device) +
-                                                           " does not exist (" + std::to_string(count) +
-                                                           " device(s) found)");
-    cudaDeviceProp prop{};
-    NMC_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device));
-    const int needed = largest_shared_bytes();
-    if (prop.major < 8 || static_cast<int>(prop.sharedMemPerBlockOptin) < needed)
+    const Result<CudaDeviceInfo> info = query_cuda_device(device);
+    if (!info.ok()) return Status(info.status().code(), "fused trainer: " + info.status().message());
+    const auto needed = static_cast<size_t>(largest_shared_bytes());
+    if (info->compute_major < 8 || info->shared_memory_per_block_optin < needed)
         return Status(StatusCode::backend_unavailable,
-                      std::string("fused trainer: ") + prop.name + " (compute capability " + std::to_string(prop.major) +
-                          "." + std::to_string(prop.minor) + ", " + std::to_string(prop.sharedMemPerBlockOptin / 1024) +
+                      "fused trainer: " + info->name + " (compute capability " + std::to_string(info->compute_major) +
+                          "." + std::to_string(info->compute_minor) + ", " +
+                          std::to_string(info->shared_memory_per_block_optin / 1024) +
                           " KiB shared memory per block) lacks what the step kernel needs (compute capability 8.0 "
                           "and " + std::to_string((needed + 1023) / 1024) + " KiB); use --trainer eager");
     return Status::success();
@@ -271,9 +264,9 @@ Result<std::unique_ptr<FusedTrainer>> FusedTrainer::create(int device, const Mod
     s.latent_step = (g.latent_hi - g.latent_lo) / static_cast<float>((1 << g.latent_bits) - 1);
 
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
-    cudaDeviceProp prop{};
-    NMC_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device));
-    s.multiprocessors = prop.multiProcessorCount;
+    const Result<CudaDeviceInfo> info = query_cuda_device(device);
+    if (!info.ok()) return Status(info.status().code(), "fused trainer: " + info.status().message());
+    s.multiprocessors = info->multiprocessors;
     NMC_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
     for (cudaEvent_t& e : s.events) NMC_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
     NMC_RETURN_IF_ERROR(allocate(s.image, static_cast<size_t>(s.layout.image_bytes)));

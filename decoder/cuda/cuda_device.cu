@@ -45,6 +45,7 @@ Result<CudaDeviceInfo> query_cuda_device(int index) {
     info.compute_minor = prop.minor;
     info.multiprocessors = prop.multiProcessorCount;
     info.global_memory_bytes = prop.totalGlobalMem;
+    info.shared_memory_per_block_optin = prop.sharedMemPerBlockOptin;
     return info;
 }
 

@@ -1,4 +1,5 @@
-// CUDA device discovery for the CUDA decoder. CUDA-free header: callers never include cuda_runtime.h.
+// CUDA device discovery for the CUDA decoder and the fused CUDA trainer (compressor/cuda). CUDA-free header:
+// callers never include cuda_runtime.h.
 #pragma once
 
 #include <string>
@@ -14,6 +15,7 @@ struct CudaDeviceInfo {
     int compute_minor = 0;
     int multiprocessors = 0;
     size_t global_memory_bytes = 0;
+    size_t shared_memory_per_block_optin = 0;  // the most shared memory one block may opt in to
 
     // FP8 E4M3 tensor-core MMA exists from compute capability 8.9 (Ada) on; older RTX GPUs take the FP16 path.
     bool has_fp8_mma() const { return compute_major > 8 || (compute_major == 8 && compute_minor >= 9); }

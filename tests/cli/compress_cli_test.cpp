@@ -52,6 +52,23 @@ TEST(CompressCli, WritesThePackItReports) {
     EXPECT_EQ(report["steps"], 20);
 }
 
+// --hidden-layers picks the network; the pack and the report say which.
+TEST(CompressCli, HiddenLayersAreStoredInThePack) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string pack = dir.file("crate.nmc");
+    const CommandResult r =
+        run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --hidden-layers 32,16 --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const Json layers = parse(inspect.out)["network"]["layers"];
+    ASSERT_EQ(layers.size(), 3u) << inspect.out;
+    EXPECT_EQ(layers[0]["output_width"], 32);
+    EXPECT_EQ(layers[1]["output_width"], 16);
+    EXPECT_EQ(layers[2]["input_width"], 16);
+}
+
 TEST(CompressCli, BadInputFailsWithItsExitCodeAndWritesNothing) {
     TempDir dir;
     fs::create_directories(dir.file("empty"));
@@ -88,7 +105,10 @@ TEST(CompressCli, UsageErrorsExit2BeforeTraining) {
     for (const std::string& flags : {std::string(" --device gpu"), std::string(" --device cuda:x"),
                                      std::string(" --normal-mode zz"), std::string(" --quality slow"),
                                      std::string(" --target-psnr 30 --latent-shape 2,4,4"),
-                                     std::string(" --latent-shape 2,4"), std::string(" --trainer fused")}) {
+                                     std::string(" --latent-shape 2,4"), std::string(" --trainer fused"),
+                                     std::string(" --hidden-layers 64,,32"), std::string(" --hidden-layers 64,x"),
+                                     std::string(" --hidden-layers 300"), std::string(" --hidden-layers 0,16"),
+                                     std::string(" --hidden-layers 8,8,8,8,8,8,8,8")}) {
         const CommandResult r = run_nmc(base + flags, dir.path());
         EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     }

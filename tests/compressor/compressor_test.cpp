@@ -35,9 +35,11 @@ Pack read_back(const std::vector<uint8_t>& file) {
 // rounding midpoint. So nearly every value must agree to float32 noise (1e-5), and the rare flipped E4M3
 // input (one of 64, a relative step of 1/16 of it, times a weight below 1) moves an output by well under 0.05.
 // (When written, all 8190 values were identical: LibTorch's CPU matmul and the decoder summed alike here.)
-TEST(Compressor, ForwardPassMatchesCpuDecoder) {
+void expect_forward_pass_matches_cpu_decoder(const NetworkChoice& network) {
     const TrainingTarget target = test::synthetic_material(kSize);
-    auto compressor = Compressor::create(target, small_options(150));
+    CompressOptions options = small_options(150);
+    options.network = network;
+    auto compressor = Compressor::create(target, options);
     ASSERT_TRUE(compressor.ok()) << compressor.status().to_string();
     ASSERT_TRUE((*compressor)->train().ok());
     auto pack = (*compressor)->export_pack();
@@ -67,6 +69,21 @@ TEST(Compressor, ForwardPassMatchesCpuDecoder) {
     }
     EXPECT_LT(worst, 0.05);
     EXPECT_GE(static_cast<double>(close), 0.99 * static_cast<double>(values)) << close << " of " << values;
+    // The pack holds the chosen network: layer 0 from F, the hidden widths, then the channels.
+    const Pack written = read_back(*file);
+    ASSERT_EQ(written.network.layers.size(), network.hidden_widths.size() + 1);
+    for (size_t l = 0; l < network.hidden_widths.size(); ++l)
+        EXPECT_EQ(written.network.layers[l].output_width, network.hidden_widths[l]) << l;
+    EXPECT_EQ(written.network.layers.back().weight_type, network.output.weight_type);
+}
+
+TEST(Compressor, ForwardPassMatchesCpuDecoder) { expect_forward_pass_matches_cpu_decoder(NetworkChoice{}); }
+
+// Layer widths are selectable (NTC v0.9's 64-48-32, and a two-layer 32-16 with an E4M3 + scale last layer):
+// the trainer, the export and the decoder follow the pack's widths.
+TEST(Compressor, OtherNetworksMatchCpuDecoder) {
+    expect_forward_pass_matches_cpu_decoder(NetworkChoice{{64, 48, 32}, {}});
+    expect_forward_pass_matches_cpu_decoder(NetworkChoice{{32, 16}, {WeightType::e4m3, true}});
 }
 
 // 64x64 synthetic material, 300 steps of 2048 texels, 8 features of 4 bits at grid scale 2 (about 10 bpp of
@@ -179,6 +196,14 @@ TEST(Compressor, BadInputIsRejectedClearly) {
     const auto status = Compressor::create(test::synthetic_material(64), tiny).status();
     EXPECT_EQ(status.code(), StatusCode::invalid_argument);
     EXPECT_NE(status.message().find("too small"), std::string::npos) << status.message();
+
+    for (const std::vector<int>& hidden : {std::vector<int>{}, std::vector<int>{64, 0}, std::vector<int>{257},
+                                           std::vector<int>(8, 16)}) {
+        CompressOptions bad_network = small_options(10);
+        bad_network.network.hidden_widths = hidden;
+        EXPECT_EQ(Compressor::create(target, bad_network).status().code(), StatusCode::invalid_argument)
+            << hidden.size();
+    }
 
     TrainingTarget broken = target;
     broken.planes[1][0].pop_back();

@@ -15,9 +15,14 @@ TEST(RateControl, LatentBytesFollowSpec6) {
 TEST(RateControl, WeightBytesFollowSpec7) {
     // 48->64 (3072 + 128 biases), 64->64 x2 (4096 + 128 each), 64->6: 384 weights, 24 scale bytes, 12 bias
     // bytes, padded to 16: 3200 + 4224 + 4224 + 432.
-    EXPECT_EQ(weight_section_bytes(default_network_shape(16, 6)), 3200u + 4224u + 4224u + 432u);
-    const OutputLayerFormat e4m3{WeightType::e4m3, false};
-    EXPECT_EQ(weight_section_bytes(default_network_shape(16, 6, e4m3)), 3200u + 4224u + 4224u + 400u);
+    EXPECT_EQ(weight_section_bytes(network_shape(16, 6)), 3200u + 4224u + 4224u + 432u);
+    const NetworkChoice e4m3{{64, 64, 64}, {WeightType::e4m3, false}};
+    EXPECT_EQ(weight_section_bytes(network_shape(16, 6, e4m3)), 3200u + 4224u + 4224u + 400u);
+    // NTC v0.9's 64-48-32: 48->64 (3072 + 128), 64->48 (3072 + 96), 48->32 (1536 + 64), 32->6 (192 + 24 + 12,
+    // padded to 16): 3200 + 3168 + 1600 + 240.
+    const NetworkChoice small{{64, 48, 32}, {}};
+    EXPECT_EQ(network_shape(16, 6, small).widths, (std::vector<int>{48, 64, 48, 32, 6}));
+    EXPECT_EQ(weight_section_bytes(network_shape(16, 6, small)), 3200u + 3168u + 1600u + 240u);
 }
 
 TEST(RateControl, ChoiceFitsBudgetAndGrowsWithIt) {
@@ -37,6 +42,8 @@ TEST(RateControl, ChoiceFitsBudgetAndGrowsWithIt) {
 // about the same latent bytes.
 TEST(RateControl, PreferenceFollowsTheStepCount) {
     EXPECT_EQ(shape_preference_for_steps(3000), ShapePreference::finest_grid);
+    EXPECT_EQ(shape_preference_for_steps(kMostFeaturesMinSteps - 1), ShapePreference::finest_grid);
+    EXPECT_EQ(shape_preference_for_steps(kMostFeaturesMinSteps), ShapePreference::most_features);
     EXPECT_EQ(shape_preference_for_steps(100000), ShapePreference::most_features);
     auto fine = choose_latent_shape(2048, 2048, 12, 10, 5, 5.378, {}, shape_preference_for_steps(3000));
     auto rich = choose_latent_shape(2048, 2048, 12, 10, 5, 5.378, {}, shape_preference_for_steps(100000));
@@ -57,7 +64,9 @@ TEST(RateControl, PreferenceFollowsTheStepCount) {
     EXPECT_EQ(ten->shape.feature_count, 16);
     // At NTC's 2.5 and 10.7 bpp file sizes no grid scale up to 4 offers more features at about the same bytes, so
     // both rankings pick the same shape (S=4 F=8 and S=3 F=16).
-    for (const double bpp : {2.71, 10.7}) {
+    // At 1.5 bpp every near-best shape has a grid scale above 4 (S=7 F=13): grids coarser than the measured ones
+    // keep the finest-grid order, so there too both rankings agree.
+    for (const double bpp : {1.5, 2.71, 10.7}) {
         auto a = choose_latent_shape(2048, 2048, 12, 10, 5, bpp, {}, ShapePreference::finest_grid);
         auto b = choose_latent_shape(2048, 2048, 12, 10, 5, bpp, {}, ShapePreference::most_features);
         ASSERT_TRUE(a.ok() && b.ok());
