@@ -112,7 +112,7 @@ struct DeviceBuffers {
 // for their kernels, so only the per-kernel figures come from them).
 void kernel_step_ms(const nmc::TrainingTarget& target, Row& row, int batch, int steps) {
     const auto channels = static_cast<int>(target.channels.size());
-    const nmc::NetworkShape network = nmc::default_network_shape(row.shape.feature_count, channels);
+    const nmc::NetworkShape network = nmc::network_shape(row.shape.feature_count, channels);
     nmc::fused::ModelGeometry g;
     g.mip_count = target.mip_count;
     size_t texels = 0;
