@@ -28,16 +28,17 @@ enum class TrainerPath { automatic, fused, eager };
 const char* to_string(TrainerPath p);  // "auto", "fused", "eager"
 std::optional<TrainerPath> trainer_path_from_string(const std::string& s);
 
-// Steps, batch size and Adam learning rates of a preset (docs/compressor.md): fast 600 x 8192 and normal
+// Steps, batch size and Adam learning rates of a preset (docs/compressor.md, "Presets"): fast 600 x 8192 and normal
 // 3000 x 8192 with a network rate of 0.02 (short schedules gain from it: measured +0.5 dB at 600 steps), best
-// NTC's 100000 x 65536 with 0.005. The latent rate is 0.1 in all three.
+// NTC's 100000 x 65536 with 0.005. On the fused CUDA trainer (`fused`), where 3000 steps take a fraction of a
+// second, normal is NTC's 20000 x 65536 with 0.005 instead. The latent rate is 0.1 everywhere.
 struct PresetSettings {
     int64_t steps = 0;
     int batch_size = 0;
     float latent_learning_rate = 0.1f;
     float network_learning_rate = 0.005f;
 };
-PresetSettings preset_settings(QualityPreset p);
+PresetSettings preset_settings(QualityPreset p, bool fused = false);
 
 struct CompressOptions {
     QualityPreset preset = QualityPreset::normal;
@@ -58,8 +59,14 @@ struct CompressOptions {
     std::string tool = "nmc";                // written to the pack's encoder info
 };
 
-// The steps a run of these options trains: options.steps, or the preset's when 0.
-int64_t effective_steps(const CompressOptions& options);
+// Whether a run of these options trains on the fused CUDA trainer: not `eager`, a CUDA device the fused kernels
+// accept, a build with them, and the network they train (64-64-64). Compressor::create decides the same.
+bool trains_fused(const CompressOptions& options);
+
+// The schedule a run of these options trains: the preset's for its trainer (trains_fused), with the options'
+// steps, batch size and learning rates where they are set (> 0).
+PresetSettings effective_settings(const CompressOptions& options);
+int64_t effective_steps(const CompressOptions& options);  // effective_settings(options).steps
 
 struct TrainingProgress {
     int64_t step = 0;            // steps done

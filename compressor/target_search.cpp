@@ -104,8 +104,8 @@ public:
     LadderTrainer(const TrainingTarget& target, const CompressOptions& options, const TargetSearchOptions& search,
                   const TargetSearchProgressCallback& progress)
         : target_(target), options_(options), search_(search), progress_(progress),
-          preset_(preset_settings(options.preset)),
-          full_steps_(effective_steps(options)) {}
+          schedule_(effective_settings(options)),
+          full_steps_(schedule_.steps) {}
 
     int64_t full_steps() const { return full_steps_; }
 
@@ -118,12 +118,8 @@ public:
                         : full_steps_;
         if (last_) {
             const auto scale = static_cast<float>(search_.fine_tune_learning_rate_scale);
-            o.latent_learning_rate =
-                (options_.latent_learning_rate > 0 ? options_.latent_learning_rate : preset_.latent_learning_rate) *
-                scale;
-            o.network_learning_rate =
-                (options_.network_learning_rate > 0 ? options_.network_learning_rate : preset_.network_learning_rate) *
-                scale;
+            o.latent_learning_rate = schedule_.latent_learning_rate * scale;
+            o.network_learning_rate = schedule_.network_learning_rate * scale;
         }
         auto compressor = Compressor::create(target_, o, last_.get());
         if (!compressor.ok()) return compressor.status();
@@ -156,7 +152,7 @@ private:
     const CompressOptions& options_;
     const TargetSearchOptions& search_;
     const TargetSearchProgressCallback& progress_;
-    PresetSettings preset_;
+    PresetSettings schedule_;  // the first attempt's: its trainer's preset, with the options' settings over it
     int64_t full_steps_ = 0;
     std::unique_ptr<Compressor> last_;  // the model the next attempt starts from
 };

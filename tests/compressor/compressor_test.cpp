@@ -227,6 +227,35 @@ TEST(Compressor, TrainerPathOnCpu) {
     EXPECT_FALSE(trainer_path_from_string("gpu").has_value());
 }
 
+// Presets follow the trainer: the CPU keeps the short schedules, the fused CUDA trainer trains NTC's 20k x 65536 for
+// `normal`; explicit settings win over either.
+TEST(Compressor, PresetScheduleFollowsTheTrainer) {
+    EXPECT_EQ(preset_settings(QualityPreset::normal).steps, 3000);
+    EXPECT_EQ(preset_settings(QualityPreset::normal).batch_size, 8192);
+    EXPECT_EQ(preset_settings(QualityPreset::normal, true).steps, 20000);
+    EXPECT_EQ(preset_settings(QualityPreset::normal, true).batch_size, 65536);
+    EXPECT_EQ(preset_settings(QualityPreset::fast, true).steps, preset_settings(QualityPreset::fast).steps);
+    EXPECT_EQ(preset_settings(QualityPreset::best, true).steps, preset_settings(QualityPreset::best).steps);
+    CompressOptions o;
+    EXPECT_FALSE(trains_fused(o));  // the CPU
+    EXPECT_EQ(effective_steps(o), 3000);
+    o.device = "cuda";
+    o.trainer = TrainerPath::eager;
+    EXPECT_FALSE(trains_fused(o));
+    EXPECT_EQ(effective_settings(o).batch_size, 8192);
+    o.trainer = TrainerPath::automatic;
+    o.network.hidden_widths = {64, 48, 32};  // not the fused kernels' network
+    EXPECT_FALSE(trains_fused(o));
+    o.steps = 123;
+    o.batch_size = 1000;
+    o.network_learning_rate = 0.03f;
+    const PresetSettings s = effective_settings(o);
+    EXPECT_EQ(s.steps, 123);
+    EXPECT_EQ(s.batch_size, 1000);
+    EXPECT_FLOAT_EQ(s.network_learning_rate, 0.03f);
+    EXPECT_FLOAT_EQ(s.latent_learning_rate, 0.1f);
+}
+
 TEST(Compressor, CancelFromCallbackStopsWithCancelled) {
     const TrainingTarget target = test::synthetic_material(kSize);
     CompressOptions o = small_options(100);
