@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "core/number_formats.h"
 
@@ -21,25 +20,13 @@ constexpr float kMinScale = 1e-8f;               // keeps an all-zero row's scal
 // Elements per task of the CPU loops below: large enough that threading pays.
 constexpr int64_t kCpuGrain = 1 << 14;
 
-float bits_to_float(int32_t bits) {
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-int32_t float_to_bits(float f) {
-    int32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    return bits;
-}
-
 // round_fp8's magic-number rounding (see there) for one float32.
 float round_fp8_value(float x) {
-    constexpr int32_t kExponentMask = 0x7F800000;
-    constexpr int32_t kMinNormalBits = 0x3C800000;  // 2^-6
-    constexpr int32_t kShift = 20 << 23;            // times 2^20
+    constexpr uint32_t kExponentMask = 0x7F800000u;
+    constexpr uint32_t kMinNormalBits = 0x3C800000u;  // 2^-6
+    constexpr uint32_t kShift = 20u << 23;            // times 2^20
     const float magnitude = std::min(std::abs(x), kFp8E4M3Max);
-    const float magic = bits_to_float(std::max(float_to_bits(magnitude) & kExponentMask, kMinNormalBits) + kShift);
+    const float magic = float_from_bits(std::max(float_bits(magnitude) & kExponentMask, kMinNormalBits) + kShift);
     return std::copysign((magnitude + magic) - magic, x);
 }
 

@@ -1,7 +1,7 @@
 // Little-endian field readers and writers.
 #include "core/byte_io.h"
 
-#include <cstring>
+#include "core/number_formats.h"
 
 namespace nmc {
 
@@ -42,11 +42,7 @@ void ByteWriter::u64(uint64_t v) {
     out_.insert(out_.end(), b, b + 8);
 }
 
-void ByteWriter::f32(float v) {
-    uint32_t b;
-    std::memcpy(&b, &v, sizeof b);
-    u32(b);
-}
+void ByteWriter::f32(float v) { u32(float_bits(v)); }
 
 void ByteWriter::bytes(const void* data, size_t size) {
     const auto* p = static_cast<const uint8_t*>(data);
@@ -92,10 +88,7 @@ uint64_t ByteReader::u64() {
 }
 
 float ByteReader::f32() {
-    const uint32_t b = u32();
-    float v;
-    std::memcpy(&v, &b, sizeof v);
-    return v;
+    return float_from_bits(u32());
 }
 
 const uint8_t* ByteReader::bytes(size_t size) {

@@ -3,16 +3,9 @@
 #include "core/number_formats.h"
 
 #include <cmath>
-#include <cstring>
 
 namespace nmc {
 namespace {
-
-uint32_t bits_of(float x) {
-    uint32_t b;
-    std::memcpy(&b, &x, sizeof b);
-    return b;
-}
 
 // Rounds the 24-bit significand (implicit bit included) of a normal float32 right by `shift` bits,
 // ties to even. Returns the rounded significand (may carry into bit 24 - shift).
@@ -54,7 +47,7 @@ float fp8_e4m3_to_float(uint8_t code) {
 
 uint8_t float_to_fp8_e4m3(float x) {
     if (std::isnan(x)) return 0x7F;
-    const uint32_t b = bits_of(x);
+    const uint32_t b = float_bits(x);
     const uint8_t sign = static_cast<uint8_t>((b >> 24) & 0x80u);
     const float magnitude = std::fabs(x);
     if (magnitude > kFp8E4M3Max) return static_cast<uint8_t>(sign | 0x7E);
@@ -93,7 +86,7 @@ float fp16_to_float(uint16_t code) {
 
 uint16_t float_to_fp16(float x) {
     if (std::isnan(x)) return 0x7E00;
-    const uint32_t b = bits_of(x);
+    const uint32_t b = float_bits(x);
     const auto sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
     const float magnitude = std::fabs(x);
     if (std::isinf(magnitude)) return static_cast<uint16_t>(sign | 0x7C00);

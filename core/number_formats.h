@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace nmc {
 
@@ -18,6 +19,18 @@ uint8_t float_to_fp8_e4m3(float x);
 float round_to_fp8_e4m3(float x);
 
 constexpr float kFp8E4M3Max = 448.0f;
+
+// The IEEE bit pattern of a float32, and the float32 of a bit pattern (inline: hot loops use them).
+inline uint32_t float_bits(float x) {
+    uint32_t b;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
+inline float float_from_bits(uint32_t b) {
+    float x;
+    std::memcpy(&x, &b, sizeof x);
+    return x;
+}
 
 // Exact value of an IEEE binary16 code (subnormals, infinities and NaN included).
 float fp16_to_float(uint16_t code);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -204,11 +203,7 @@ float weight_value(const Layer& layer, size_t index) {
 }
 
 // bf16 code of a float that bf16 holds exactly (E4M3 and Int8 values): its upper 16 bits.
-uint32_t bf16_bits(float x) {
-    uint32_t b;
-    std::memcpy(&b, &x, sizeof b);
-    return b >> 16;
-}
+uint32_t bf16_bits(float x) { return float_bits(x) >> 16; }
 
 // spec 7: the layer's weights, scales and biases in both kernels' layouts.
 ModelLayer convert_layer(const Layer& layer) {

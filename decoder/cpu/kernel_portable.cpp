@@ -1,9 +1,9 @@
 // The portable kernel: spec 8.1-8.7 for a tile of 16 texel queries in plain C++, summing each layer's products in
 // input order. Runs on any CPU; the loops over the tile's texels auto-vectorise for the baseline ISA.
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
+#include "core/number_formats.h"
 #include "decoder/cpu/decoder_model.h"
 
 namespace nmc::cpu_detail {
@@ -11,8 +11,7 @@ namespace {
 
 // spec 2.1 rounding of a float32 to E4M3 (as a float), by integer operations on its bits.
 inline float round_to_fp8(float x) {
-    uint32_t b;
-    std::memcpy(&b, &x, sizeof b);
+    const uint32_t b = float_bits(x);
     const uint32_t magnitude = b & 0x7FFFFFFFu;
     uint32_t r;
     if (magnitude > 0x7F800000u) {
@@ -23,19 +22,14 @@ inline float round_to_fp8(float x) {
         } else if (magnitude < 0x3C800000u) {
             // below 2^-6: multiples of 2^-9, ties to even. In [2^14, 2^15) float32's step is 2^-9, so adding and
             // subtracting 2^14 rounds exactly that way.
-            float m;
-            std::memcpy(&m, &magnitude, sizeof m);
-            const float rounded = (m + 16384.0f) - 16384.0f;
-            std::memcpy(&r, &rounded, sizeof r);
+            r = float_bits((float_from_bits(magnitude) + 16384.0f) - 16384.0f);
         } else {
             // normal: keep 3 mantissa bits, ties to even (a carry into the exponent is the right result).
             r = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;
         }
         r |= b & 0x80000000u;
     }
-    float result;
-    std::memcpy(&result, &r, sizeof r);
-    return result;
+    return float_from_bits(r);
 }
 
 }  // namespace

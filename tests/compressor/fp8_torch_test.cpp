@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -14,27 +13,15 @@
 namespace nmc {
 namespace {
 
-float float_of(uint32_t bits) {
-    float f;
-    std::memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-uint32_t bits_of(float f) {
-    uint32_t b;
-    std::memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 void expect_matches_core(const std::vector<float>& values) {
     const std::vector<float> rounded = round_to_fp8_e4m3_torch(values);
     ASSERT_EQ(rounded.size(), values.size());
     size_t mismatches = 0;
     for (size_t i = 0; i < values.size(); ++i) {
         const float expected = round_to_fp8_e4m3(values[i]);
-        const bool same = std::isnan(expected) ? std::isnan(rounded[i]) : bits_of(expected) == bits_of(rounded[i]);
+        const bool same = std::isnan(expected) ? std::isnan(rounded[i]) : float_bits(expected) == float_bits(rounded[i]);
         if (!same && ++mismatches <= 5)
-            ADD_FAILURE() << "x = " << values[i] << " (0x" << std::hex << bits_of(values[i]) << std::dec
+            ADD_FAILURE() << "x = " << values[i] << " (0x" << std::hex << float_bits(values[i]) << std::dec
                           << "): core " << expected << ", torch " << rounded[i];
     }
     EXPECT_EQ(mismatches, 0u);
@@ -44,11 +31,11 @@ void expect_matches_core(const std::vector<float>& values) {
 // 36 million values: every exponent of E4M3's range at a fine mantissa spacing.
 TEST(Fp8Torch, DenseSweepMatchesCore) {
     std::vector<float> values;
-    const uint32_t end = bits_of(1024.0f);
+    const uint32_t end = float_bits(1024.0f);
     values.reserve(2 * (end / 61 + 1));
     for (uint32_t b = 0; b <= end; b += 61) {
-        values.push_back(float_of(b));
-        values.push_back(float_of(b | 0x80000000u));
+        values.push_back(float_from_bits(b));
+        values.push_back(float_from_bits(b | 0x80000000u));
     }
     expect_matches_core(values);
 }

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -15,12 +14,6 @@ namespace nmc {
 namespace {
 
 bool require_device() { return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found"); }
-
-float float_from_bits(uint32_t b) {
-    float f;
-    std::memcpy(&f, &b, sizeof f);
-    return f;
-}
 
 TEST(CudaNumerics, DeviceQueryIsConsistent) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";

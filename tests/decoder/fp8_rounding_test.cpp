@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -14,20 +13,12 @@
 namespace nmc {
 namespace {
 
-uint32_t bits_of(float x) {
-    uint32_t b;
-    std::memcpy(&b, &x, sizeof b);
-    return b;
-}
-
 std::vector<float> sweep_inputs() {
     std::vector<float> inputs;
     for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 4096) {
         for (int delta = -1; delta <= 1; ++delta) {
             const auto bits = static_cast<uint32_t>(b + static_cast<uint64_t>(delta));  // wraps at 0, harmless
-            float x;
-            std::memcpy(&x, &bits, sizeof x);
-            inputs.push_back(x);
+            inputs.push_back(float_from_bits(bits));
         }
     }
     for (float x : {0.0f, -0.0f, 448.0f, -448.0f, 464.0f, 480.0f, 0.015625f, 0.0009765625f, 0.001953125f,
@@ -43,10 +34,10 @@ void expect_matches_core(const std::vector<float>& inputs, const std::vector<flo
     size_t mismatches = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const float expected = round_to_fp8_e4m3(inputs[i]);
-        if (bits_of(rounded[i]) != bits_of(expected)) {
+        if (float_bits(rounded[i]) != float_bits(expected)) {
             if (++mismatches <= 10) {
-                ADD_FAILURE() << "input 0x" << std::hex << bits_of(inputs[i]) << " (" << inputs[i] << "): got 0x"
-                              << bits_of(rounded[i]) << ", core gives 0x" << bits_of(expected);
+                ADD_FAILURE() << "input 0x" << std::hex << float_bits(inputs[i]) << " (" << inputs[i] << "): got 0x"
+                              << float_bits(rounded[i]) << ", core gives 0x" << float_bits(expected);
             }
         }
     }
