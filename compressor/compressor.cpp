@@ -121,7 +121,9 @@ std::optional<TrainerPath> trainer_path_from_string(const std::string& s) {
 
 bool trains_fused(const CompressOptions& options) {
 #if NMC_HAS_FUSED_TRAINER
-    if (options.trainer == TrainerPath::eager || options.network.hidden_widths != NetworkChoice{}.hidden_widths)
+    // The kernels' own rule on the hidden layers (any F gives an input width they take, any C up to 16 an output).
+    if (options.trainer == TrainerPath::eager ||
+        !fused::network_supported(nmc::network_shape(1, 1, options.network).widths))
         return false;
     const std::optional<int> index = cuda_index_of_device(options.device);
     return index && *index >= 0 && fused::check_device(*index).ok();
