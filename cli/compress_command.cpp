@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -318,6 +319,14 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         j["trainer"] = to_string(result->trainer);
         j["training_seconds"] = result->training_seconds;
         j["steps_per_second"] = steps_per_second;
+        const QuantisationTrace& trace = result->quantisation;
+        const auto db = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
+        j["quantisation_trace"] = {{"evaluation_texels", trace.evaluation_texels},
+                                   {"float_model_db", db(trace.float_model_db)},
+                                   {"rounded_latents_db", db(trace.rounded_latents_db)},
+                                   {"before_weight_rounding_db", db(trace.before_weight_rounding_db)},
+                                   {"rounded_weights_db", db(trace.rounded_weights_db)},
+                                   {"final_db", db(trace.final_db)}};
         Json textures = Json::array();
         for (size_t t = 0; t < pack.quality.textures.size(); ++t) {
             const TextureQuality& q = pack.quality.textures[t];
@@ -358,6 +367,14 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         std::printf("ratio: %.1fx smaller than the source files (%llu bytes)\n",
                     static_cast<double>(source_bytes) / file_bytes, static_cast<unsigned long long>(source_bytes));
     std::printf("ratio: %.1fx smaller than BC7/BC5/BC4 with mips (%.0f bytes)\n", bcn_bytes / file_bytes, bcn_bytes);
+    const QuantisationTrace& trace = result->quantisation;
+    if (!std::isnan(trace.float_model_db) && !std::isnan(trace.final_db))
+        std::printf("quantisation (training model, %lld fixed texels): float %.2f dB, latents rounded %.2f (%+.2f), "
+                    "fine-tuned %.2f, weights rounded %.2f (%+.2f), final %.2f\n",
+                    static_cast<long long>(trace.evaluation_texels), trace.float_model_db, trace.rounded_latents_db,
+                    trace.rounded_latents_db - trace.float_model_db, trace.before_weight_rounding_db,
+                    trace.rounded_weights_db, trace.rounded_weights_db - trace.before_weight_rounding_db,
+                    trace.final_db);
     std::printf("latents: grid scale %d, %d features x %d bits, %d levels; %lld steps (%s) on %s, %s trainer, in "
                 "%.1f s (%.1f steps/s)\n",
                 result->shape.grid_scale, result->shape.feature_count, result->shape.bits, result->shape.level_count,

@@ -29,6 +29,10 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr int64_t kEvaluationChunk = 65536;
+// The quantisation trace's fixed texel set: as many texels as a batch of NTC's schedule on a GPU, fewer on the CPU
+// (five evaluations of 16,384 texels add about a second to a CPU run).
+constexpr int64_t kTraceTexelsCuda = 65536;
+constexpr int64_t kTraceTexelsCpu = 16384;
 
 // Every LibTorch call goes through here: a c10::Error (or any exception) becomes a Status naming the step.
 template <typename F>
@@ -173,6 +177,7 @@ struct Compressor::Impl {
     bool latents_frozen = false;
     torch::Tensor latent_codes;  // [latent texels, F] uint8 on the CPU once frozen
     double training_seconds = 0;
+    QuantisationTrace trace;
 #if NMC_HAS_FUSED_TRAINER
     std::unique_ptr<detail::FusedTraining> fused;  // set when training runs the fused CUDA kernels
 #endif
@@ -189,6 +194,8 @@ struct Compressor::Impl {
     Status batch_loss(const detail::StepLoss& loss, double& weighted, double& squared_error);
     Status end_steps();
     detail::StepLoss eager_step(const detail::ForwardMode& mode);
+    // PSNR of the current model over the trace's fixed texels (QuantisationTrace), no latent noise.
+    Result<double> trace_psnr(bool quantize_weights);
 };
 
 bool Compressor::Impl::trains_fused() const {
@@ -263,6 +270,23 @@ Status Compressor::Impl::end_steps() {
     return Status::success();
 }
 
+Result<double> Compressor::Impl::trace_psnr(bool quantize_weights) {
+    NMC_RETURN_IF_ERROR(end_steps());  // the fused kernels write the tensors read below
+    torch::NoGradGuard no_grad;
+    const int64_t total = model.tables.total_target_texels;
+    const int64_t count = std::min(total, device.is_cuda() ? kTraceTexelsCuda : kTraceTexelsCpu);
+    // Evenly spaced over the flat index of every mip's texels, so mips weigh by area as in training batches.
+    const torch::Tensor texels =
+        torch::arange(count, torch::dtype(torch::kDouble)).mul(static_cast<double>(total) / static_cast<double>(count))
+            .floor().to(torch::kLong).to(device);
+    detail::ForwardMode mode;
+    mode.quantize_weights = quantize_weights;
+    const detail::StepLoss loss = detail::training_loss(model, targets, texels, mode);
+    trace.evaluation_texels = count;
+    // item() waits for the evaluation, so the next fused step cannot overwrite what it reads.
+    return psnr_of_mse(loss.squared_error.item<double>());
+}
+
 // Cosine decay from the initial rates to 0 over all steps.
 double Compressor::Impl::learning_rate_factor() const {
     return 0.5 * (1.0 + std::cos(kPi * static_cast<double>(step) / static_cast<double>(total_steps)));
@@ -323,6 +347,7 @@ int64_t Compressor::total_steps() const { return impl_->total_steps; }
 int Compressor::batch_size() const { return impl_->batch_size; }
 const std::string& Compressor::device_name() const { return impl_->device_name; }
 TrainerPath Compressor::trainer_path() const { return impl_->trains_fused() ? TrainerPath::fused : TrainerPath::eager; }
+const QuantisationTrace& Compressor::quantisation_trace() const { return impl_->trace; }
 
 Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& target, const CompressOptions& options,
                                                        const Compressor* warm_start) {
@@ -423,10 +448,31 @@ Status Compressor::train(const ProgressCallback& progress) {
     const auto quantize_step =
         static_cast<int64_t>(s.options.weight_quantize_fraction * static_cast<double>(s.total_steps));
     const int64_t first_step = s.step;
+    // The trace's points around the two rounding events (QuantisationTrace).
+    const auto freeze_traced = [&]() -> Status {
+        auto before = s.trace_psnr(false);
+        if (!before.ok()) return before.status();
+        NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
+        auto after = s.trace_psnr(false);
+        if (!after.ok()) return after.status();
+        s.trace.float_model_db = *before;
+        s.trace.rounded_latents_db = *after;
+        return Status::success();
+    };
+    const auto weight_rounding_traced = [&]() -> Status {
+        auto before = s.trace_psnr(false);
+        if (!before.ok()) return before.status();
+        auto after = s.trace_psnr(true);
+        if (!after.ok()) return after.status();
+        s.trace.before_weight_rounding_db = *before;
+        s.trace.rounded_weights_db = *after;
+        return Status::success();
+    };
     Status status = torch_call("training", [&]() -> Status {
         NMC_RETURN_IF_ERROR(s.begin_steps(s.step >= quantize_step));
         while (s.step < s.total_steps) {
-            if (!s.latents_frozen && s.step >= freeze_step) NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
+            if (!s.latents_frozen && s.step >= freeze_step) NMC_RETURN_IF_ERROR(freeze_traced());
+            if (s.step == quantize_step) NMC_RETURN_IF_ERROR(weight_rounding_traced());
             detail::ForwardMode mode;
             mode.latent_noise = !s.latents_frozen;
             mode.quantize_weights = s.step >= quantize_step;
@@ -448,7 +494,12 @@ Status Compressor::train(const ProgressCallback& progress) {
                                                              " of " + std::to_string(s.total_steps));
             }
         }
-        if (!s.latents_frozen) NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
+        if (!s.latents_frozen) NMC_RETURN_IF_ERROR(freeze_traced());
+        if (quantize_step >= s.total_steps && std::isnan(s.trace.rounded_weights_db))
+            NMC_RETURN_IF_ERROR(weight_rounding_traced());
+        auto final_psnr = s.trace_psnr(true);
+        if (!final_psnr.ok()) return final_psnr.status();
+        s.trace.final_db = *final_psnr;
         return Status::success();
     });
     // Export and evaluation read the tensors with LibTorch: the fused kernels must be done, also after a cancel.
@@ -653,6 +704,7 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
     result.shape = compressor.latent_shape();
     result.trainer = compressor.trainer_path();
     result.training_seconds = result.pack.encoder.training_seconds;
+    result.quantisation = compressor.quantisation_trace();
     // The stored bits per texel describe the final file, whose size depends (slightly) on that number: settle it.
     std::vector<uint8_t> file = std::move(*first);
     for (int attempt = 0; attempt < 4; ++attempt) {

@@ -3,6 +3,7 @@
 // behind this header; callers see plain vectors, Status and a progress callback. Never prints.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -77,6 +78,18 @@ struct TrainingProgress {
     double eta_seconds = 0;
 };
 
+// Where quantisation costs quality: the PSNR (all channels, clamped outputs, like the pack's) of the training model
+// over a fixed set of texels spread evenly over every mip's texels (no latent noise, no random draw), taken at the
+// schedule's phase boundaries. NaN where the run did not pass that point (a phase of zero steps counts as passed).
+struct QuantisationTrace {
+    double float_model_db = NAN;           // float latents and weights, just before the latents are rounded
+    double rounded_latents_db = NAN;       // just after rounding them (spec 6 codes), float weights
+    double before_weight_rounding_db = NAN;  // after the fine-tune on rounded latents, float weights
+    double rounded_weights_db = NAN;       // the same model with E4M3 / Int8 weights and FP16 biases (the pack's forward)
+    double final_db = NAN;                 // after the last step: the model export_pack writes
+    int64_t evaluation_texels = 0;         // size of the fixed set
+};
+
 // Called every progress_interval steps and after the last one, from the calling thread. Return false to
 // cancel: training stops and the call returns StatusCode::cancelled.
 using ProgressCallback = std::function<bool(const TrainingProgress&)>;
@@ -110,6 +123,7 @@ public:
     int batch_size() const;
     const std::string& device_name() const;
     TrainerPath trainer_path() const;  // fused or eager, as resolved by create()
+    const QuantisationTrace& quantisation_trace() const;  // filled in by train()
 
     // Runs all remaining training steps (quantising on the schedule). Cancelled -> StatusCode::cancelled.
     Status train(const ProgressCallback& progress = {});
@@ -140,6 +154,7 @@ struct CompressResult {
     LatentShape shape;
     TrainerPath trainer = TrainerPath::eager;  // the path that trained (fused or eager)
     double training_seconds = 0;
+    QuantisationTrace quantisation;
 };
 
 // Train, export, write, read back, decode with the CPU decoder, measure, and serialise again with the

@@ -50,6 +50,12 @@ TEST(CompressCli, WritesThePackItReports) {
     EXPECT_EQ(report["latents"]["features"], facts["latents"]["feature_count"]);
     EXPECT_EQ(report["textures"].size(), 2u);
     EXPECT_EQ(report["steps"], 20);
+    // Where quantisation cost quality (QuantisationTrace): every point of the schedule, in dB.
+    const Json& trace = report["quantisation_trace"];
+    for (const char* key : {"float_model_db", "rounded_latents_db", "before_weight_rounding_db", "rounded_weights_db",
+                            "final_db"})
+        EXPECT_TRUE(trace[key].is_number()) << key << ": " << trace.dump();
+    EXPECT_GT(trace["evaluation_texels"].get<int64_t>(), 0);
 }
 
 // --hidden-layers picks the network; the pack and the report say which.

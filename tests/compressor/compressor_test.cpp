@@ -139,6 +139,26 @@ TEST(Compressor, StoredPsnrMatchesIndependentDecode) {
     EXPECT_EQ(pack.quality.mips.size(), static_cast<size_t>(target.mip_count));
 }
 
+// The quantisation trace: every point of the schedule is measured, and on a material smaller than the trace's texel
+// set (every texel once) its last point is the PSNR the pack reports, from the trainer's own forward pass (which the
+// CPU decoder matches to float32 noise, ForwardPassMatchesCpuDecoder). Rounding the latents loses quality.
+TEST(Compressor, QuantisationTraceCoversEveryPhase) {
+    const TrainingTarget target = test::synthetic_material(kSize);
+    auto result = compress(target, small_options(120));
+    ASSERT_TRUE(result.ok()) << result.status().to_string();
+    const QuantisationTrace& trace = result->quantisation;
+    int64_t texels = 0;
+    for (const auto& mip : target.planes) texels += static_cast<int64_t>(mip[0].size());
+    EXPECT_EQ(trace.evaluation_texels, texels);
+    for (double db : {trace.float_model_db, trace.rounded_latents_db, trace.before_weight_rounding_db,
+                      trace.rounded_weights_db, trace.final_db}) {
+        EXPECT_TRUE(std::isfinite(db));
+        EXPECT_GT(db, 15.0);
+    }
+    EXPECT_LT(trace.rounded_latents_db, trace.float_model_db);
+    EXPECT_NEAR(trace.final_db, result->pack.quality.psnr_db, 0.01);
+}
+
 // Same seed -> the same bytes (the informational training time aside, which is zeroed before comparing);
 // another seed -> other bytes.
 TEST(Compressor, SameSeedGivesIdenticalPackOnCpu) {
