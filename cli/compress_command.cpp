@@ -79,6 +79,8 @@ struct CompressCliOptions {
     int batch = 0;
     float latent_lr = 0;
     float network_lr = 0;
+    double latent_rounding_at = 0.95;
+    double weight_rounding_at = 0.96;
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string trainer = "auto";
@@ -189,6 +191,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.batch_size = o.batch;
     options.latent_learning_rate = o.latent_lr;
     options.network_learning_rate = o.network_lr;
+    options.latent_freeze_fraction = o.latent_rounding_at;
+    options.weight_quantize_fraction = o.weight_rounding_at;
     options.seed = o.seed;
     options.device = o.device;
     options.trainer = *trainer_path_from_string(o.trainer);  // CLI11 checked the value
@@ -407,6 +411,15 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--network-lr", options->network_lr,
                         "Adam learning rate of the network (default: the preset's)")
         ->check(CLI::Range(0.0, 10.0));
+    command->add_option("--latent-rounding-at", options->latent_rounding_at,
+                        "Fraction of the steps after which the latents are rounded to their codes and frozen")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    command->add_option("--weight-rounding-at", options->weight_rounding_at,
+                        "Fraction of the steps after which the weights train through their stored formats (E4M3, "
+                        "Int8, FP16 biases)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
     command->add_option("--device", options->device, "cpu, cuda or cuda:N")
         ->check(CLI::Validator(
