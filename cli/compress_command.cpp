@@ -81,6 +81,7 @@ struct CompressCliOptions {
     float network_lr = 0;
     double latent_rounding_at = 0.95;
     double weight_rounding_at = 0.96;
+    std::string latent_adam = "dense";
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string trainer = "auto";
@@ -193,6 +194,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.network_learning_rate = o.network_lr;
     options.latent_freeze_fraction = o.latent_rounding_at;
     options.weight_quantize_fraction = o.weight_rounding_at;
+    options.latent_adam = o.latent_adam == "sparse" ? LatentAdam::sparse : LatentAdam::dense;  // CLI11 checked it
     options.seed = o.seed;
     options.device = o.device;
     options.trainer = *trainer_path_from_string(o.trainer);  // CLI11 checked the value
@@ -419,6 +421,11 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "Fraction of the steps after which the weights train through their stored formats (E4M3, "
                         "Int8, FP16 biases)")
         ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    command->add_option("--latent-adam", options->latent_adam,
+                        "Latent updates: dense (Adam on every latent every step) or sparse (only the latents the "
+                        "batch touched move, as NTC)")
+        ->check(CLI::IsMember({"dense", "sparse"}))
         ->capture_default_str();
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
     command->add_option("--device", options->device, "cpu, cuda or cuda:N")

@@ -29,6 +29,10 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr int64_t kEvaluationChunk = 65536;
+// Adam as NTC and torch::optim::Adam's defaults (the fused kernels use the same: compressor/cuda/fused_trainer.h).
+constexpr double kAdamBeta1 = 0.9;
+constexpr double kAdamBeta2 = 0.999;
+constexpr double kAdamEpsilon = 1e-8;
 // The quantisation trace's fixed texel set: as many texels as a batch of NTC's schedule on a GPU, fewer on the CPU
 // (five evaluations of 16,384 texels add about a second to a CPU run).
 constexpr int64_t kTraceTexelsCuda = 65536;
@@ -176,6 +180,10 @@ struct Compressor::Impl {
     double network_learning_rate = 0;
     bool latents_frozen = false;
     torch::Tensor latent_codes;  // [latent texels, F] uint8 on the CPU once frozen
+    // The eager trainer's sparse latent Adam (LatentAdam::sparse): moments and step count.
+    torch::Tensor latent_m;
+    torch::Tensor latent_v;
+    int64_t latent_adam_steps = 0;
     double training_seconds = 0;
     QuantisationTrace trace;
 #if NMC_HAS_FUSED_TRAINER
@@ -194,6 +202,7 @@ struct Compressor::Impl {
     Status batch_loss(const detail::StepLoss& loss, double& weighted, double& squared_error);
     Status end_steps();
     detail::StepLoss eager_step(const detail::ForwardMode& mode);
+    void sparse_latent_adam_step(double learning_rate);
     // PSNR of the current model over the trace's fixed texels (QuantisationTrace), no latent noise.
     Result<double> trace_psnr(bool quantize_weights);
 };
@@ -245,8 +254,8 @@ Status Compressor::Impl::run_step(const detail::ForwardMode& mode, bool next_qua
 #if NMC_HAS_FUSED_TRAINER
     if (fused) {
         const double factor = learning_rate_factor();
-        return fused->step(step, mode, !latents_frozen, next_quantize_weights, factor * latent_learning_rate,
-                           factor * network_learning_rate);
+        return fused->step(step, mode, !latents_frozen, options.latent_adam == LatentAdam::sparse,
+                           next_quantize_weights, factor * latent_learning_rate, factor * network_learning_rate);
     }
 #endif
     (void)next_quantize_weights;
@@ -307,11 +316,35 @@ detail::StepLoss Compressor::Impl::eager_step(const detail::ForwardMode& mode) {
     loss.loss.backward();
     network_optimizer->step();
     if (!latents_frozen) {
-        latent_optimizer->step();
+        if (options.latent_adam == LatentAdam::sparse) {
+            sparse_latent_adam_step(latent_learning_rate * factor);
+        } else {
+            latent_optimizer->step();
+        }
         torch::NoGradGuard no_grad;
         model.latents.clamp_(model.latent_lo, model.latent_hi);
     }
     return loss;
+}
+
+// Adam on the latents this batch touched (a non-zero gradient): only their moments decay and only they move, with
+// torch::optim::Adam's formula and the optimiser's own step count for the bias correction (as the fused kernels).
+void Compressor::Impl::sparse_latent_adam_step(double learning_rate) {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor g = model.latents.grad();
+    if (!latent_m.defined() || !latent_m.sizes().equals(g.sizes())) {
+        latent_m = torch::zeros_like(g);
+        latent_v = torch::zeros_like(g);
+    }
+    ++latent_adam_steps;
+    const torch::Tensor touched = g.ne(0.0f);
+    latent_m.copy_(torch::where(touched, latent_m * kAdamBeta1 + g * (1.0 - kAdamBeta1), latent_m));
+    latent_v.copy_(torch::where(touched, latent_v * kAdamBeta2 + (g * g) * (1.0 - kAdamBeta2), latent_v));
+    const double t = static_cast<double>(latent_adam_steps);
+    const double step_size = learning_rate / (1.0 - std::pow(kAdamBeta1, t));
+    const double correction2_sqrt = std::sqrt(1.0 - std::pow(kAdamBeta2, t));
+    const torch::Tensor denominator = latent_v.sqrt() / correction2_sqrt + kAdamEpsilon;
+    model.latents.copy_(torch::where(touched, model.latents - latent_m / denominator * step_size, model.latents));
 }
 
 // Resolves options.trainer: fused where the build, the device and the network allow it (required for `fused`,
@@ -422,7 +455,9 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
             network_parameters.push_back(model.biases.back());
         }
         if (warm_start) NMC_RETURN_IF_ERROR(detail::warm_start_model(warm_start->impl_->model, model));
-        const auto adam = [](double lr) { return torch::optim::AdamOptions(lr).betas({0.9, 0.999}).eps(1e-8); };
+        const auto adam = [](double lr) {
+            return torch::optim::AdamOptions(lr).betas({kAdamBeta1, kAdamBeta2}).eps(kAdamEpsilon);
+        };
         impl->latent_optimizer = std::make_unique<torch::optim::Adam>(std::vector<torch::Tensor>{model.latents},
                                                                       adam(impl->latent_learning_rate));
         impl->network_optimizer =

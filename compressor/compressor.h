@@ -41,6 +41,12 @@ struct PresetSettings {
 };
 PresetSettings preset_settings(QualityPreset p, bool fused = false);
 
+// How Adam updates the latents. Each step's batch touches only some latent texels (a 2K material at grid scale 2
+// has a million level-0 texels; a batch of 65,536 texels reads about a quarter of them). dense: every latent, every
+// step (torch::optim::Adam: untouched ones keep moving on their decaying momentum); sparse: only the touched latents
+// move and only their moments decay (NTC's update, and cheaper: the fused kernel skips the untouched ones).
+enum class LatentAdam { dense, sparse };
+
 struct CompressOptions {
     QualityPreset preset = QualityPreset::normal;
     double target_bpp = 5.0;                 // whole file size budget in bits per mip-0 texel
@@ -56,6 +62,7 @@ struct CompressOptions {
     // Fractions of the steps after which latents are rounded and frozen, and weights fake-quantised.
     double latent_freeze_fraction = 0.95;
     double weight_quantize_fraction = 0.96;
+    LatentAdam latent_adam = LatentAdam::dense;
     int progress_interval = 10;              // steps between progress callbacks (and cancel checks)
     std::string tool = "nmc";                // written to the pack's encoder info
 };

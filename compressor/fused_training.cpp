@@ -95,12 +95,13 @@ Status FusedTraining::begin(bool quantize_weights) {
     return kernels_->prepare(quantize_weights);
 }
 
-Status FusedTraining::step(int64_t step, const ForwardMode& mode, bool train_latents, bool next_quantize_weights,
-                           double latent_learning_rate, double network_learning_rate) {
+Status FusedTraining::step(int64_t step, const ForwardMode& mode, bool train_latents, bool sparse_latent_adam,
+                           bool next_quantize_weights, double latent_learning_rate, double network_learning_rate) {
     fused::StepSettings s;
     s.step = step;
     s.latent_noise = mode.latent_noise;
     s.train_latents = train_latents;
+    s.sparse_latent_adam = sparse_latent_adam;
     s.quantize_weights = mode.quantize_weights;
     s.next_quantize_weights = next_quantize_weights;
     s.network_learning_rate = static_cast<float>(network_learning_rate);

@@ -31,9 +31,10 @@ public:
     Status begin(bool quantize_weights);
 
     // One step (asynchronous): the batch of `step`, the mode's quantisation, Adam at the given (decayed) rates.
-    // train_latents: latent gradients and Adam (off once frozen); next_quantize_weights: the next step's mode.
-    Status step(int64_t step, const ForwardMode& mode, bool train_latents, bool next_quantize_weights,
-                double latent_learning_rate, double network_learning_rate);
+    // train_latents: latent gradients and Adam (off once frozen); sparse_latent_adam: Adam moves only the latents
+    // the batch touched (LatentAdam::sparse); next_quantize_weights: the next step's mode.
+    Status step(int64_t step, const ForwardMode& mode, bool train_latents, bool sparse_latent_adam,
+                bool next_quantize_weights, double latent_learning_rate, double network_learning_rate);
 
     // The last step's loss and squared error (waits for it).
     Status last_loss(double& loss, double& squared_error);

@@ -319,15 +319,19 @@ Status FusedTrainer::step(const StepSettings& settings, int batch) {
             const size_t n4 = s.latent_floats / 4;
             const auto blocks4 = static_cast<unsigned>(
                 std::min<size_t>((n4 + kThreads - 1) / kThreads, static_cast<size_t>(s.multiprocessors) * 8));
-            kernels::latent_update_kernel<<<blocks4, kThreads, 0, s.stream>>>(
+            const auto kernel =
+                settings.sparse_latent_adam ? kernels::latent_update_kernel<true> : kernels::latent_update_kernel<false>;
+            kernel<<<blocks4, kThreads, 0, s.stream>>>(
                 reinterpret_cast<float4*>(b.latents), reinterpret_cast<float4*>(b.latent_grad),
                 reinterpret_cast<float4*>(b.latent_m), reinterpret_cast<float4*>(b.latent_v), n4, step_size, correction,
                 lo, hi);
         } else {
             const auto blocks1 = static_cast<unsigned>(std::min<size_t>(
                 (s.latent_floats + kThreads - 1) / kThreads, static_cast<size_t>(s.multiprocessors) * 8));
-            kernels::latent_update_scalar_kernel<<<blocks1, kThreads, 0, s.stream>>>(
-                b.latents, b.latent_grad, b.latent_m, b.latent_v, s.latent_floats, step_size, correction, lo, hi);
+            const auto kernel = settings.sparse_latent_adam ? kernels::latent_update_scalar_kernel<true>
+                                                            : kernels::latent_update_scalar_kernel<false>;
+            kernel<<<blocks1, kThreads, 0, s.stream>>>(b.latents, b.latent_grad, b.latent_m, b.latent_v,
+                                                       s.latent_floats, step_size, correction, lo, hi);
         }
         NMC_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     }

@@ -66,6 +66,7 @@ struct StepSettings {
     int64_t step = 0;                    // with the seed, selects the batch and the latent noise
     bool latent_noise = true;            // uniform noise of +-half a quantisation step on the sampled latents
     bool train_latents = true;           // latent gradients and the latent Adam update (off once frozen)
+    bool sparse_latent_adam = false;     // Adam moves only the latents the batch touched (CompressOptions)
     bool quantize_weights = false;       // this step's forward pass uses the stored weight formats ...
     bool next_quantize_weights = false;  // ... and the next step's (the update prepares its weights)
     float network_learning_rate = 0;     // this step's (decayed) Adam learning rates
@@ -87,7 +88,7 @@ struct KernelTimes {
     int64_t steps = 0;
     double train_ms = 0;          // sampling, forward, loss, backward, latent gradients
     double network_update_ms = 0; // reduction of the per-block weight gradients, Adam, next step's weights
-    double latent_update_ms = 0;  // dense Adam over every latent, clamp, gradient reset
+    double latent_update_ms = 0;  // Adam over the latents (dense, or the touched ones), clamp, gradient reset
 };
 
 // The requirement check behind `auto`: compute capability 8.0+ with the shared memory the step kernel needs.

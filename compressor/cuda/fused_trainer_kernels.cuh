@@ -948,25 +948,30 @@ __global__ void __launch_bounds__(kThreads) network_update_kernel(const __grid_c
 
 // ---- the latent update -------------------------------------------------------------------------------------------
 
-// Dense Adam over every latent (as the eager trainer's torch::optim::Adam), then the clamp to [lo, hi] and the
-// gradient reset for the next step. n4 float4 groups (the latent count is a multiple of 4 when F is).
+// Adam over the latents, then the clamp to [lo, hi] and the gradient reset for the next step. kSparse: only the
+// latents this batch touched (a non-zero gradient) move, and only their moments decay (NTC's sparse update; the
+// eager trainer's sparse_latent_adam_step); untouched ones are not read beyond their gradient. Otherwise dense Adam over
+// every latent (torch::optim::Adam). n4 float4 groups (the latent count is a multiple of 4 when F is).
+template <bool kSparse>
 __global__ void __launch_bounds__(kThreads) latent_update_kernel(float4* latents, float4* grad, float4* m, float4* v,
                                                                  size_t n4, float step_size,
                                                                  float bias_correction2_sqrt, float lo, float hi) {
     for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i < n4;
          i += static_cast<size_t>(gridDim.x) * kThreads) {
-        float4 p = latents[i];
         const float4 gr = grad[i];
+        if (kSparse && gr.x == 0.0f && gr.y == 0.0f && gr.z == 0.0f && gr.w == 0.0f) continue;
+        float4 p = latents[i];
         float4 mm = m[i];
         float4 vv = v[i];
-        adam_update(p.x, mm.x, vv.x, gr.x, step_size, bias_correction2_sqrt);
-        adam_update(p.y, mm.y, vv.y, gr.y, step_size, bias_correction2_sqrt);
-        adam_update(p.z, mm.z, vv.z, gr.z, step_size, bias_correction2_sqrt);
-        adam_update(p.w, mm.w, vv.w, gr.w, step_size, bias_correction2_sqrt);
-        p.x = fminf(fmaxf(p.x, lo), hi);
-        p.y = fminf(fmaxf(p.y, lo), hi);
-        p.z = fminf(fmaxf(p.z, lo), hi);
-        p.w = fminf(fmaxf(p.w, lo), hi);
+        const auto update = [&](float& pc, float& mc, float& vc, float gc) {
+            if (kSparse && gc == 0.0f) return;
+            adam_update(pc, mc, vc, gc, step_size, bias_correction2_sqrt);
+            pc = fminf(fmaxf(pc, lo), hi);
+        };
+        update(p.x, mm.x, vv.x, gr.x);
+        update(p.y, mm.y, vv.y, gr.y);
+        update(p.z, mm.z, vv.z, gr.z);
+        update(p.w, mm.w, vv.w, gr.w);
         latents[i] = p;
         m[i] = mm;
         v[i] = vv;
@@ -975,13 +980,16 @@ __global__ void __launch_bounds__(kThreads) latent_update_kernel(float4* latents
 }
 
 // The same for latent counts that are not a multiple of 4 (F not a multiple of 4), one float per thread.
+template <bool kSparse>
 __global__ void __launch_bounds__(kThreads) latent_update_scalar_kernel(float* latents, float* grad, float* m, float* v,
                                                                         size_t n, float step_size,
                                                                         float bias_correction2_sqrt, float lo, float hi) {
     for (size_t i = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
          i += static_cast<size_t>(gridDim.x) * kThreads) {
+        const float g = grad[i];
+        if (kSparse && g == 0.0f) continue;
         float p = latents[i], mm = m[i], vv = v[i];
-        adam_update(p, mm, vv, grad[i], step_size, bias_correction2_sqrt);
+        adam_update(p, mm, vv, g, step_size, bias_correction2_sqrt);
         latents[i] = fminf(fmaxf(p, lo), hi);
         m[i] = mm;
         v[i] = vv;
