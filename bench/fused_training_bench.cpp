@@ -48,7 +48,8 @@ struct Row {
     double fused_ms = 0;
     double eager_ms = 0;
     double kernels_ms = 0;
-    nmc::fused::KernelTimes times;
+    nmc::fused::KernelTimes times;      // dense latent Adam
+    double sparse_latent_update_ms = 0;  // the latent update per step with sparse latent Adam
 };
 
 // Milliseconds per step of Compressor::train between the progress callbacks at `warm` steps and at the end.
@@ -180,6 +181,12 @@ void kernel_step_ms(const nmc::TrainingTarget& target, Row& row, int batch, int 
     t.enable_kernel_timing(true);
     run(steps);
     row.times = t.kernel_times();
+    // The same steps with sparse latent Adam (LatentAdam::sparse): its update skips the latents a batch did not touch.
+    s.sparse_latent_adam = true;
+    t.enable_kernel_timing(true);
+    run(steps);
+    const nmc::fused::KernelTimes sparse = t.kernel_times();
+    row.sparse_latent_update_ms = sparse.latent_update_ms / static_cast<double>(std::max<int64_t>(sparse.steps, 1));
 }
 
 }  // namespace
@@ -247,10 +254,11 @@ int main(int argc, char** argv) {
     }
     std::printf("\nms per training step at batch %d (fused: Compressor::train with the fused kernels; kernels: the same "
                 "kernels on random buffers, per-kernel cudaEvent times; latent update bytes = 8 floats read/written "
-                "per latent value)\n",
+                "per latent value; lat-sparse: the latent update with sparse latent Adam)\n",
                 settings.batch);
-    std::printf("%-30s %5s %5s %-12s %9s %9s %9s %8s %9s | %8s %8s %8s %8s\n", "material", "size", "bpp", "S,F,b,K",
-                "latentsM", "fused", "eager", "speedup", "kernels", "train", "net-upd", "lat-upd", "lat GB/s");
+    std::printf("%-30s %5s %5s %-12s %9s %9s %9s %8s %9s | %8s %8s %8s %8s %10s\n", "material", "size", "bpp",
+                "S,F,b,K", "latentsM", "fused", "eager", "speedup", "kernels", "train", "net-upd", "lat-upd", "lat GB/s",
+                "lat-sparse");
     for (const Row& r : rows) {
         const double n = static_cast<double>(std::max<int64_t>(r.times.steps, 1));
         const double latent_ms = r.times.latent_update_ms / n;
@@ -258,10 +266,10 @@ int main(int argc, char** argv) {
         char shape[32];
         std::snprintf(shape, sizeof shape, "%d,%d,%d,%d", r.shape.grid_scale, r.shape.feature_count, r.shape.bits,
                       r.shape.level_count);
-        std::printf("%-30s %5d %5.1f %-12s %9.2f %9.3f %9.3f %7.1fx %9.3f | %8.3f %8.3f %8.3f %8.0f\n",
+        std::printf("%-30s %5d %5.1f %-12s %9.2f %9.3f %9.3f %7.1fx %9.3f | %8.3f %8.3f %8.3f %8.0f %10.3f\n",
                     r.material.c_str(), r.size, r.bpp, shape, static_cast<double>(r.latent_values) / 1e6, r.fused_ms,
                     r.eager_ms, r.eager_ms / std::max(r.fused_ms, 1e-9), r.kernels_ms, r.times.train_ms / n,
-                    r.times.network_update_ms / n, latent_ms, latent_gbs);
+                    r.times.network_update_ms / n, latent_ms, latent_gbs, r.sparse_latent_update_ms);
     }
     return 0;
 }
