@@ -128,7 +128,7 @@ if [ -x build-gpu/bench/nmc_fused_training_bench ] && [ -d ../shared/materials ]
     --device cuda --trainer fused --bpp 5 --force --json >"$out/compress-beige-best.json" \
     2>"$out/compress-beige-best.log" || status=1
   echo "wall $((SECONDS - started)) s (loading, training, measuring and writing)"
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in ("trainer", "psnr_db", "psnr8_mip0_db", "bits_per_texel", "training_seconds", "steps_per_second")})' \
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in ("trainer", "psnr_db", "psnr8_mip0_db", "bits_per_texel", "training_seconds", "steps_per_second", "quantisation_trace")})' \
     "$out/compress-beige-best.json" 2>/dev/null || tail -c 600 "$out/compress-beige-best.json"
 fi
 
