@@ -82,6 +82,7 @@ struct CompressCliOptions {
     double latent_rounding_at = 0.95;
     double weight_rounding_at = 0.96;
     std::string latent_adam = "dense";
+    std::string latent_rounding = "freeze";
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string trainer = "auto";
@@ -195,6 +196,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.latent_freeze_fraction = o.latent_rounding_at;
     options.weight_quantize_fraction = o.weight_rounding_at;
     options.latent_adam = o.latent_adam == "sparse" ? LatentAdam::sparse : LatentAdam::dense;  // CLI11 checked it
+    options.latent_rounding =
+        o.latent_rounding == "straight-through" ? LatentRounding::straight_through : LatentRounding::freeze;
     options.seed = o.seed;
     options.device = o.device;
     options.trainer = *trainer_path_from_string(o.trainer);  // CLI11 checked the value
@@ -426,6 +429,11 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "Latent updates: dense (Adam on every latent every step) or sparse (only the latents the "
                         "batch touched move, as NTC)")
         ->check(CLI::IsMember({"dense", "sparse"}))
+        ->capture_default_str();
+    command->add_option("--latent-rounding", options->latent_rounding,
+                        "At --latent-rounding-at: freeze (round the latents to their codes and stop training them) or "
+                        "straight-through (train on their code values, the latents still moving between codes)")
+        ->check(CLI::IsMember({"freeze", "straight-through"}))
         ->capture_default_str();
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
     command->add_option("--device", options->device, "cpu, cuda or cuda:N")

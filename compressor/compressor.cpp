@@ -179,6 +179,7 @@ struct Compressor::Impl {
     double latent_learning_rate = 0;
     double network_learning_rate = 0;
     bool latents_frozen = false;
+    bool latents_straight_through = false;  // LatentRounding::straight_through's phase: code values in the forward
     torch::Tensor latent_codes;  // [latent texels, F] uint8 on the CPU once frozen
     // The eager trainer's sparse latent Adam (LatentAdam::sparse): moments and step count.
     torch::Tensor latent_m;
@@ -203,8 +204,9 @@ struct Compressor::Impl {
     Status end_steps();
     detail::StepLoss eager_step(const detail::ForwardMode& mode);
     void sparse_latent_adam_step(double learning_rate);
-    // PSNR of the current model over the trace's fixed texels (QuantisationTrace), no latent noise.
-    Result<double> trace_psnr(bool quantize_weights);
+    // PSNR of the current model over the trace's fixed texels (QuantisationTrace), no latent noise; round_latents:
+    // the latents' code values (the model a freeze would give).
+    Result<double> trace_psnr(bool quantize_weights, bool round_latents = false);
 };
 
 bool Compressor::Impl::trains_fused() const {
@@ -218,12 +220,8 @@ bool Compressor::Impl::trains_fused() const {
 // Rounds every latent to its b-bit code (spec 6: value = lo + q * step) and stops training them.
 void Compressor::Impl::freeze_latents() {
     torch::NoGradGuard no_grad;
-    const float lo = model.latent_lo;
-    const float step_size = model.latent_step();
-    const float max_code = static_cast<float>((1 << model.shape.bits) - 1);
-    const torch::Tensor codes =
-        torch::round((model.latents.clamp(lo, model.latent_hi) - lo) / step_size).clamp(0.0f, max_code);
-    model.latents = codes * step_size + lo;
+    const torch::Tensor codes = model.latent_codes(model.latents);
+    model.latents = codes * model.latent_step() + model.latent_lo;
     latent_codes = codes.to(torch::kCPU).to(torch::kUInt8).contiguous();
     latents_frozen = true;
 }
@@ -279,7 +277,7 @@ Status Compressor::Impl::end_steps() {
     return Status::success();
 }
 
-Result<double> Compressor::Impl::trace_psnr(bool quantize_weights) {
+Result<double> Compressor::Impl::trace_psnr(bool quantize_weights, bool round_latents) {
     NMC_RETURN_IF_ERROR(end_steps());  // the fused kernels write the tensors read below
     torch::NoGradGuard no_grad;
     const int64_t total = model.tables.total_target_texels;
@@ -290,6 +288,7 @@ Result<double> Compressor::Impl::trace_psnr(bool quantize_weights) {
             .floor().to(torch::kLong).to(device);
     detail::ForwardMode mode;
     mode.quantize_weights = quantize_weights;
+    mode.round_latents = round_latents || latents_straight_through;
     const detail::StepLoss loss = detail::training_loss(model, targets, texels, mode);
     trace.evaluation_texels = count;
     // item() waits for the evaluation, so the next fused step cannot overwrite what it reads.
@@ -484,10 +483,16 @@ Status Compressor::train(const ProgressCallback& progress) {
         static_cast<int64_t>(s.options.weight_quantize_fraction * static_cast<double>(s.total_steps));
     const int64_t first_step = s.step;
     // The trace's points around the two rounding events (QuantisationTrace).
-    const auto freeze_traced = [&]() -> Status {
+    // Rounding the latents: freeze them (LatentRounding::freeze), or from now on train them through their code
+    // values (straight_through; the export's freeze then changes nothing the forward pass saw).
+    const auto round_latents_traced = [&]() -> Status {
         auto before = s.trace_psnr(false);
         if (!before.ok()) return before.status();
-        NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
+        if (s.options.latent_rounding == LatentRounding::straight_through) {
+            s.latents_straight_through = true;
+        } else {
+            NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
+        }
         auto after = s.trace_psnr(false);
         if (!after.ok()) return after.status();
         s.trace.float_model_db = *before;
@@ -506,10 +511,12 @@ Status Compressor::train(const ProgressCallback& progress) {
     Status status = torch_call("training", [&]() -> Status {
         NMC_RETURN_IF_ERROR(s.begin_steps(s.step >= quantize_step));
         while (s.step < s.total_steps) {
-            if (!s.latents_frozen && s.step >= freeze_step) NMC_RETURN_IF_ERROR(freeze_traced());
+            if (!s.latents_frozen && !s.latents_straight_through && s.step >= freeze_step)
+                NMC_RETURN_IF_ERROR(round_latents_traced());
             if (s.step == quantize_step) NMC_RETURN_IF_ERROR(weight_rounding_traced());
             detail::ForwardMode mode;
-            mode.latent_noise = !s.latents_frozen;
+            mode.latent_noise = !s.latents_frozen && !s.latents_straight_through;
+            mode.round_latents = s.latents_straight_through;
             mode.quantize_weights = s.step >= quantize_step;
             detail::StepLoss loss;
             NMC_RETURN_IF_ERROR(s.run_step(mode, s.step + 1 >= quantize_step, loss));
@@ -529,7 +536,8 @@ Status Compressor::train(const ProgressCallback& progress) {
                                                              " of " + std::to_string(s.total_steps));
             }
         }
-        if (!s.latents_frozen) NMC_RETURN_IF_ERROR(freeze_traced());
+        if (!s.latents_frozen && !s.latents_straight_through) NMC_RETURN_IF_ERROR(round_latents_traced());
+        if (!s.latents_frozen) NMC_RETURN_IF_ERROR(s.freeze_latents_while_training());
         if (quantize_step >= s.total_steps && std::isnan(s.trace.rounded_weights_db))
             NMC_RETURN_IF_ERROR(weight_rounding_traced());
         auto final_psnr = s.trace_psnr(true);

@@ -47,6 +47,12 @@ PresetSettings preset_settings(QualityPreset p, bool fused = false);
 // move and only their moments decay (NTC's update, and cheaper: the fused kernel skips the untouched ones).
 enum class LatentAdam { dense, sparse };
 
+// What happens to the latents at latent_freeze_fraction of the steps. freeze (NTC's): they are rounded to their
+// codes and stop training; the network fine-tunes on them. straight_through: from then on the forward pass samples
+// their code values (no more noise) while the float latents keep training with straight-through gradients, so a
+// latent can still move to another code; the export rounds them to the codes the last steps used.
+enum class LatentRounding { freeze, straight_through };
+
 struct CompressOptions {
     QualityPreset preset = QualityPreset::normal;
     double target_bpp = 5.0;                 // whole file size budget in bits per mip-0 texel
@@ -63,6 +69,7 @@ struct CompressOptions {
     double latent_freeze_fraction = 0.95;
     double weight_quantize_fraction = 0.96;
     LatentAdam latent_adam = LatentAdam::dense;
+    LatentRounding latent_rounding = LatentRounding::freeze;
     int progress_interval = 10;              // steps between progress callbacks (and cancel checks)
     std::string tool = "nmc";                // written to the pack's encoder info
 };

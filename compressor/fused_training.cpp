@@ -100,6 +100,7 @@ Status FusedTraining::step(int64_t step, const ForwardMode& mode, bool train_lat
     fused::StepSettings s;
     s.step = step;
     s.latent_noise = mode.latent_noise;
+    s.round_latents = mode.round_latents;
     s.train_latents = train_latents;
     s.sparse_latent_adam = sparse_latent_adam;
     s.quantize_weights = mode.quantize_weights;

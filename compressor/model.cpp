@@ -182,6 +182,11 @@ GeometryTables make_geometry_tables(int width, int height, int mip_count, const 
     return t;
 }
 
+torch::Tensor Model::latent_codes(const torch::Tensor& values) const {
+    const auto max_code = static_cast<float>((1 << shape.bits) - 1);
+    return torch::round((values.detach().clamp(latent_lo, latent_hi) - latent_lo) / latent_step()).clamp(0.0f, max_code);
+}
+
 // spec 7 and 8.6: hidden layers E4M3 weights; the last layer Int8 with scale max|w| / 127 per output (or E4M3,
 // optionally scaled by max|w| / 448); FP16 biases. Scales are constants of the step (no gradient through them).
 QuantizedLayer Model::quantize_layer(size_t l) const {
@@ -245,7 +250,12 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
     }
     torch::Tensor corners =
         model.latents.index_select(0, torch::stack(corner_index, 1).reshape({-1})).view({batch, 8, features});
-    if (mode.latent_noise) corners = corners + (torch::rand_like(corners) - 0.5f) * model.latent_step();
+    if (mode.round_latents) {
+        const torch::Tensor values = model.latent_codes(corners) * model.latent_step() + model.latent_lo;
+        corners = corners + (values - corners).detach();
+    } else if (mode.latent_noise) {
+        corners = corners + (torch::rand_like(corners) - 0.5f) * model.latent_step();
+    }
 
     // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, each operation rounded separately. The eight
     // corners as views from one unbind: its backward is one stack, where eight select()s would each zero a

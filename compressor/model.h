@@ -43,6 +43,7 @@ GeometryTables make_geometry_tables(int width, int height, int mip_count, const 
 // What the forward pass quantises (the QAT schedule of docs/compressor.md).
 struct ForwardMode {
     bool latent_noise = false;      // add uniform noise of +-half a quantisation step to sampled latents
+    bool round_latents = false;     // or sample their code values (Model::latent_codes), gradients straight through
     bool quantize_weights = false;  // fake-quantise weights (E4M3 / Int8 + scale) and round biases to FP16
 };
 
@@ -66,6 +67,9 @@ struct Model {
     std::vector<torch::Tensor> biases;   // [N] per layer
 
     float latent_step() const { return (latent_hi - latent_lo) / static_cast<float>((1 << shape.bits) - 1); }
+    // spec 6's b-bit codes q of latent values (rounded to nearest, within 0 .. 2^b - 1), as float; a latent's code
+    // value is q * latent_step() + latent_lo (a multiply, then an add).
+    torch::Tensor latent_codes(const torch::Tensor& values) const;
     // Layer l's parameters as stored in the file; straight-through gradients to the float parameters.
     QuantizedLayer quantize_layer(size_t l) const;
 };

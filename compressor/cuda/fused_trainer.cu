@@ -109,7 +109,7 @@ struct FusedTrainer::Impl {
     }
 
     int train_blocks(int batch) const { return std::min(multiprocessors, (batch + kBlockTexels - 1) / kBlockTexels); }
-    kernels::TrainArgs train_args(int batch, int64_t step, bool latent_noise, bool train_latents,
+    kernels::TrainArgs train_args(int batch, int64_t step, bool latent_noise, bool round_latents, bool train_latents,
                                   const int32_t* given) const;
     kernels::UpdateArgs update_args(int partial_blocks, int batch, bool quantize) const;
     Status record(int event);
@@ -117,8 +117,8 @@ struct FusedTrainer::Impl {
     Status launch_update(const kernels::UpdateArgs& args);
 };
 
-kernels::TrainArgs FusedTrainer::Impl::train_args(int batch, int64_t step, bool latent_noise, bool train_latents,
-                                                  const int32_t* given) const {
+kernels::TrainArgs FusedTrainer::Impl::train_args(int batch, int64_t step, bool latent_noise, bool round_latents,
+                                                  bool train_latents, const int32_t* given) const {
     kernels::TrainArgs a;
     a.image = reinterpret_cast<const uint4*>(image.get());
     a.tables = device_tables.get();
@@ -142,6 +142,8 @@ kernels::TrainArgs FusedTrainer::Impl::train_args(int batch, int64_t step, bool 
     a.channels = geometry.channel_count;
     a.wrap = geometry.wrap ? 1 : 0;
     a.latent_noise = latent_noise ? 1 : 0;
+    a.round_latents = round_latents ? 1 : 0;
+    a.latent_lo = geometry.latent_lo;
     a.train_latents = train_latents ? 1 : 0;
     a.weight_units = 0;
     a.bias_units = 0;
@@ -300,7 +302,9 @@ Status FusedTrainer::step(const StepSettings& settings, int batch) {
     const int blocks = s.train_blocks(batch);
     NMC_RETURN_IF_ERROR(s.record(0));
     NMC_RETURN_IF_ERROR(s.launch_train(
-        s.train_args(batch, settings.step, settings.latent_noise, settings.train_latents, nullptr), blocks));
+        s.train_args(batch, settings.step, settings.latent_noise, settings.round_latents, settings.train_latents,
+                     nullptr),
+        blocks));
     NMC_RETURN_IF_ERROR(s.record(1));
     kernels::UpdateArgs update = s.update_args(blocks, batch, settings.next_quantize_weights);
     update.adam = 1;
@@ -381,7 +385,7 @@ Result<BatchGradients> FusedTrainer::gradients(const std::vector<int32_t>& texel
                                              cudaMemcpyHostToDevice, s.stream));
     NMC_RETURN_IF_ERROR(s.launch_update(s.update_args(0, batch, quantize_weights)));
     const int blocks = s.train_blocks(batch);
-    NMC_RETURN_IF_ERROR(s.launch_train(s.train_args(batch, 0, false, true, s.given_texels.get()), blocks));
+    NMC_RETURN_IF_ERROR(s.launch_train(s.train_args(batch, 0, false, false, true, s.given_texels.get()), blocks));
     kernels::UpdateArgs update = s.update_args(blocks, batch, quantize_weights);
     update.gradient_out = s.gradient_out.get();
     NMC_RETURN_IF_ERROR(s.launch_update(update));

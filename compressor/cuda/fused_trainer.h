@@ -65,6 +65,7 @@ struct ModelBuffers {
 struct StepSettings {
     int64_t step = 0;                    // with the seed, selects the batch and the latent noise
     bool latent_noise = true;            // uniform noise of +-half a quantisation step on the sampled latents
+    bool round_latents = false;          // or their code values, gradients straight through (LatentRounding)
     bool train_latents = true;           // latent gradients and the latent Adam update (off once frozen)
     bool sparse_latent_adam = false;     // Adam moves only the latents the batch touched (CompressOptions)
     bool quantize_weights = false;       // this step's forward pass uses the stored weight formats ...

@@ -161,9 +161,11 @@ struct TrainArgs {
     int channels = 0;
     int wrap = 1;
     int latent_noise = 0;
+    int round_latents = 0;  // sample the latents' code values (spec 6), gradients straight through
     int train_latents = 0;
     int weight_units = 0;  // 16x16 weight-gradient tiles
     int bias_units = 0;    // 16-row bias strips
+    float latent_lo = 0;
     float latent_step = 0;
     float latent_grad_factor = 0;  // 1 / (kGradientScale * batch)
     uint64_t stream_key = 0;       // hash of (seed, step)
@@ -399,9 +401,14 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
         const uint32_t noise_lo = static_cast<uint32_t>(noise_key);
         const uint32_t noise_hi = static_cast<uint32_t>(noise_key >> 32);
         const bool noise = a.latent_noise != 0;
+        const bool round_codes = a.round_latents != 0;
         const float noise_step = a.latent_step;
-        // The noisy corner value of corner c, feature f: corner + (rand - 0.5) * step, as the eager trainer.
+        const float latent_lo = a.latent_lo;
+        // The corner value of corner c, feature f, as the eager trainer: its code value lo + q * step with
+        // q = rint((value - lo) / step) (round_latents; the latents stay in [lo, hi], so q is a valid code, the
+        // value Compressor's freeze writes), or value + (rand - 0.5) * step (latent_noise), or the value itself.
         auto noisy = [&](float value, int c, int f) {
+            if (round_codes) return rintf((value - latent_lo) / noise_step) * noise_step + latent_lo;
             if (!noise) return value;
             const uint32_t h = mix32(noise_lo ^ mix32(noise_hi + static_cast<uint32_t>((level_sel * 4 + c) * 16 + f)));
             return value + (uniform01(h) - 0.5f) * noise_step;

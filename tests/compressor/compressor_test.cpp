@@ -159,6 +159,23 @@ TEST(Compressor, QuantisationTraceCoversEveryPhase) {
     EXPECT_NEAR(trace.final_db, result->pack.quality.psnr_db, 0.01);
 }
 
+// Straight-through latent rounding: after the switch the forward pass samples code values, so the trace's last
+// point is still the pack's PSNR (the export's rounding changes nothing it saw), and the model differs from a freeze.
+TEST(Compressor, StraightThroughLatentRoundingKeepsTrainingTheLatents) {
+    const TrainingTarget target = test::synthetic_material(kSize);
+    CompressOptions o = small_options(120);
+    o.latent_freeze_fraction = 0.5;
+    auto frozen = compress(target, o);
+    o.latent_rounding = LatentRounding::straight_through;
+    auto through = compress(target, o);
+    ASSERT_TRUE(frozen.ok()) << frozen.status().to_string();
+    ASSERT_TRUE(through.ok()) << through.status().to_string();
+    EXPECT_NEAR(through->quantisation.final_db, through->pack.quality.psnr_db, 0.01);
+    EXPECT_LT(through->quantisation.rounded_latents_db, through->quantisation.float_model_db);
+    EXPECT_NE(through->pack.latents.levels[0].codes, frozen->pack.latents.levels[0].codes);
+    EXPECT_GE(through->pack.quality.psnr_db, frozen->pack.quality.psnr_db - 1.0);
+}
+
 // Sparse latent Adam (LatentAdam::sparse) is wired through: with small batches that touch few latents per step it
 // trains to the same quality band as dense Adam, but to another model (dense Adam keeps moving the latents a batch
 // did not touch on their momentum; sparse leaves them).

@@ -116,8 +116,9 @@ TEST(FusedTrainer, GradientsMatchAutograd) {
 // are averaged. On the H200, seeds 1 / 2: fused 39.99 / 40.66 dB, eager 40.15 / 40.78 dB (means 0.14 dB apart); a
 // second run 39.99 / 40.76 against 40.07 / 40.74 (0.03 dB). The band of 0.5 dB on the mean still fails a broken
 // gradient (several dB, see Compressor.QualityBandOnSmoothMaterial).
-// The same holds for sparse latent Adam (LatentAdam::sparse), which both trainers implement.
-void expect_short_runs_match_eager_quality(LatentAdam latent_adam) {
+// The same holds for sparse latent Adam (LatentAdam::sparse) and straight-through latent rounding
+// (LatentRounding::straight_through, here from half-way), which both trainers implement.
+void expect_short_runs_match_eager_quality(LatentAdam latent_adam, LatentRounding latent_rounding) {
     constexpr int kSize = 64;
     const TrainingTarget target = test::synthetic_material(kSize);
     double fused_sum = 0, eager_sum = 0;
@@ -125,6 +126,8 @@ void expect_short_runs_match_eager_quality(LatentAdam latent_adam) {
         CompressOptions o = fused_options(kSize, 1000, 4096);
         o.seed = seed;
         o.latent_adam = latent_adam;
+        o.latent_rounding = latent_rounding;
+        if (latent_rounding == LatentRounding::straight_through) o.latent_freeze_fraction = 0.5;
         auto fused = compress(target, o);
         if (!fused.ok() && fused_unavailable(fused.status())) GTEST_SKIP() << fused.status().to_string();
         ASSERT_TRUE(fused.ok()) << fused.status().to_string();
@@ -133,8 +136,10 @@ void expect_short_runs_match_eager_quality(LatentAdam latent_adam) {
         auto eager = compress(target, o);
         ASSERT_TRUE(eager.ok()) << eager.status().to_string();
         EXPECT_EQ(eager->trainer, TrainerPath::eager);
-        std::printf("[ measured ] %s latent Adam, seed %d: fused %.3f dB in %.2f s, eager %.3f dB in %.2f s\n",
-                    latent_adam == LatentAdam::sparse ? "sparse" : "dense", static_cast<int>(seed),
+        std::printf("[ measured ] %s latent Adam, %s latent rounding, seed %d: fused %.3f dB in %.2f s, eager %.3f dB "
+                    "in %.2f s\n",
+                    latent_adam == LatentAdam::sparse ? "sparse" : "dense",
+                    latent_rounding == LatentRounding::freeze ? "freeze" : "straight-through", static_cast<int>(seed),
                     fused->pack.quality.psnr_db, fused->training_seconds, eager->pack.quality.psnr_db,
                     eager->training_seconds);
         EXPECT_GE(fused->pack.quality.psnr_db, 30.0);
@@ -144,9 +149,14 @@ void expect_short_runs_match_eager_quality(LatentAdam latent_adam) {
     EXPECT_NEAR(fused_sum / 2, eager_sum / 2, 0.5);
 }
 
-TEST(FusedTrainer, ShortRunsMatchEagerQuality) { expect_short_runs_match_eager_quality(LatentAdam::dense); }
+TEST(FusedTrainer, ShortRunsMatchEagerQuality) {
+    expect_short_runs_match_eager_quality(LatentAdam::dense, LatentRounding::freeze);
+}
 TEST(FusedTrainer, ShortRunsMatchEagerQualityWithSparseLatentAdam) {
-    expect_short_runs_match_eager_quality(LatentAdam::sparse);
+    expect_short_runs_match_eager_quality(LatentAdam::sparse, LatentRounding::freeze);
+}
+TEST(FusedTrainer, ShortRunsMatchEagerQualityWithStraightThroughLatents) {
+    expect_short_runs_match_eager_quality(LatentAdam::dense, LatentRounding::straight_through);
 }
 
 }  // namespace
