@@ -25,11 +25,16 @@ constexpr int kBlockThreads = 128;
 constexpr int kBlockWarps = kBlockThreads / 32;
 constexpr int kSmallK = 64;   // fast kernels: every padded width <= 64 (the default network)
 constexpr int kLargeK = 256;  // any network of spec 9, one m16 tile at a time, weights read through L1
-// Fast kernels: two m16 tiles a warp (each B fragment feeds 4 MMAs) and at most 65536 / (3 * 128) = 170 registers
-// a thread (3 blocks, 12 warps a multiprocessor). Measured on the H200 (docs/cuda-decoder.md): faster than 2 blocks
-// (255 registers) and than one m16 tile a warp at 4 or 5 blocks (128 or 102 registers).
+// Fast kernels: two m16 tiles a warp (each B fragment feeds 4 MMAs). With weights in shared memory, at most
+// 65536 / (4 * 128) = 128 registers a thread (4 blocks, 16 warps a multiprocessor). The timing variant full_3_blocks
+// builds the same kernel for 3 blocks (at most 168 registers, 12 warps), the configuration measured fastest before
+// the packed activations (docs/cuda-decoder.md), so that one benchmark run compares the two. The fast kernels that
+// read weights from global memory (the batch kernel; models whose weights do not fit in shared memory) keep 3 blocks:
+// at 4 they spill 260-330 bytes a thread.
 constexpr int kSmallMTiles = 2;
-constexpr int kSmallMinBlocks = 3;
+constexpr int kSmallMinBlocks = 4;
+constexpr int kSmallGlobalMinBlocks = 3;
+constexpr int kFull3BlocksMinBlocks = 3;  // CudaDecodeVariant::full_3_blocks
 constexpr int kLargeMinBlocks = 1;
 
 __host__ __device__ constexpr size_t staging_bytes_per_warp(int max_k) {
@@ -302,9 +307,9 @@ uint8_t weight_fp8_code(const Layer& layer, int n, int k) {
 
 // spec 7 -> fragment order (see cuda_decoder_kernels.cuh): for pair P of n8 tiles and K chunk kc, 32 lanes x 16 bytes;
 // lane (g, t)'s 8 bytes per tile are its B fragment. fp8 (k32): bytes i = 0..3 at K position 4t + i, bytes 4..7 at
-// 16 + 4t + i, each position p carrying input perm(p) (layers after the first) or p (layer 0). fp16 (k16): halves
+// 16 + 4t + i, each position p carrying input perm(p) (every layer: all read the packed form). fp16 (k16): halves
 // at K 2t, 2t+1, 2t+8, 2t+9. Output n = 8 * tile + g.
-std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, bool fp16, bool permuted) {
+std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, bool fp16) {
     const int chunk = fp16 ? 16 : 32;
     const int chunks = k_pad / chunk;
     std::vector<uint8_t> bytes(static_cast<size_t>(n_pad / 16) * static_cast<size_t>(chunks) * 512, 0);
@@ -327,7 +332,7 @@ std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, 
                     } else {
                         for (int i = 0; i < 8; ++i) {
                             const int position = (i < 4 ? 4 * t + i : 16 + 4 * t + (i - 4));
-                            const int k = kc * chunk + (permuted ? fp8_chunk_permutation(position) : position);
+                            const int k = kc * chunk + fp8_chunk_permutation(position);
                             frag[i] = weight_fp8_code(layer, n, k);
                         }
                     }
@@ -409,6 +414,8 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
     switch (variant) {
         case CudaDecodeVariant::full:
             break;
+        case CudaDecodeVariant::full_3_blocks:
+            return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true, kStagesFull>(m, job, tiles);
         case CudaDecodeVariant::network_only:
             return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStageNetwork | kStageEpilogue>(
                 m, job, tiles);
@@ -419,7 +426,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
     }
     if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);
     if (m.max_k == kSmallK)
-        return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, false, kStagesFull>(m, job, tiles);
+        return launch_grid_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, kStagesFull>(m, job, tiles);
     return launch_grid_typed<kLargeK, 1, kLargeMinBlocks, false, kStagesFull>(m, job, tiles);
 }
 
@@ -440,7 +447,7 @@ Status launch_queries(const DeviceModel& m, const QueryJob& job) {
     if (m.max_k == kSmallK) {
         if (use_shared_weights(m))
             return launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, false>(m, nullptr, job);
-        return launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, false, false>(m, nullptr, job);
+        return launch_queries_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, false>(m, nullptr, job);
     }
     return launch_queries_typed<kLargeK, 1, kLargeMinBlocks, false, false>(m, nullptr, job);
 }
@@ -483,6 +490,8 @@ const char* to_string(CudaDecodeVariant variant) {
     switch (variant) {
         case CudaDecodeVariant::full:
             return "full";
+        case CudaDecodeVariant::full_3_blocks:
+            return "full_3_blocks";
         case CudaDecodeVariant::network_only:
             return "network_only";
         case CudaDecodeVariant::matmul_only:
@@ -592,15 +601,15 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         const Layer& layer = pack.network.layers[static_cast<size_t>(l)];
         const bool last = l + 1 == d.layer_count;
         const bool is_fp16 = fp16[static_cast<size_t>(l)];
-        const int next = last ? kNextNone : (fp16[static_cast<size_t>(l) + 1] ? kNextFp16 : kNextFp8);
+        const bool next_fp16 = !last && fp16[static_cast<size_t>(l) + 1];
         LayerDesc& ld = d.layers[l];
         const bool small = model->max_k == kSmallK;
         ld.k_pad = small ? kSmallK : round_up(layer.input_width, is_fp16 ? 16 : 32);
-        ld.n_pad = last ? 16 : small ? kSmallK : round_up(layer.output_width, next == kNextFp16 ? 16 : 32);
-        ld.kind = layer_kind(is_fp16, layer.has_scale(), next);
+        ld.n_pad = last ? 16 : small ? kSmallK : round_up(layer.output_width, next_fp16 ? 16 : 32);
+        ld.kind = layer_kind(is_fp16, layer.has_scale(), last);
         ld.weight_offset = static_cast<uint32_t>(weights.size());
         ld.param_offset = static_cast<uint32_t>(params.size());
-        const std::vector<uint8_t> frag = fragment_weights(layer, ld.k_pad, ld.n_pad, is_fp16, l > 0);
+        const std::vector<uint8_t> frag = fragment_weights(layer, ld.k_pad, ld.n_pad, is_fp16);
         weights.insert(weights.end(), frag.begin(), frag.end());
         if (layer.has_scale())
             for (int n = 0; n < ld.n_pad; ++n)
@@ -829,10 +838,10 @@ Status CudaDecoder::decode_batch_queries(const std::vector<const CudaDecoder*>& 
     sizing.device = first.device;
     sizing.max_k = max_k;
     sizing.multiprocessors = first.multiprocessors;
-    Status launched =
-        max_k == kSmallK
-            ? launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, false, true>(sizing, d_models.get(), job)
-            : launch_queries_typed<kLargeK, 1, kLargeMinBlocks, false, true>(sizing, d_models.get(), job);
+    Status launched = max_k == kSmallK
+                          ? launch_queries_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, true>(
+                                sizing, d_models.get(), job)
+                          : launch_queries_typed<kLargeK, 1, kLargeMinBlocks, false, true>(sizing, d_models.get(), job);
     NMC_RETURN_IF_ERROR(launched);
     NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(out.data(), d_out.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
     return Status::success();

@@ -29,10 +29,12 @@ enum class CudaMatmulPath {
 const char* to_string(CudaMatmulPath path);
 
 // Timing variants of decode_all_mips_to_device for the benchmark (bench/cuda_decoder_bench.cu): which stages of the
-// decode run, to show what binds. Only `full` writes the spec's values; the others need a network whose padded
-// widths are at most 64 (the default network).
+// decode run, to show what binds, and an earlier launch configuration to compare with. Only `full` and
+// `full_3_blocks` write the spec's values; the others need a network whose padded widths are at most 64 (the default
+// network).
 enum class CudaDecodeVariant {
     full,           // the decoder
+    full_3_blocks,  // as full, the fast kernel built for 3 blocks a multiprocessor (up to 168 registers) instead of 4
     network_only,   // layer 0's input synthesised without reading latents (no spec 8.2-8.5), every layer as in full
     matmul_only,    // as network_only with only the E4M3 rounding between the MMAs (no bias, no activation)
     sampling_only,  // spec 8.2-8.5 and the staging of layer 0's input; outputs made from the input codes, no network

@@ -6,22 +6,27 @@
 //   A (16 x K, row-major) = 16 texels' input vectors, B (K x 8, column-major) = 8 outputs' weight rows, C = f32.
 //   The warp's 32 texels are two m16 tiles: tile m holds texels 16m .. 16m+15; lane (g = lane / 4, t = lane % 4)
 //   owns rows g and g + 8 of each tile in A and in C.
-// The C fragment of an n8 tile gives lane (g, t) outputs 2t, 2t+1 of rows g, g+8. For the fp16 MMA (m16n8k16) the
-// A fragment of a k16 chunk wants columns 2t, 2t+1, 2t+8, 2t+9 of the same rows: exactly the C values of two
-// consecutive n8 tiles, so a layer's outputs become the next layer's A registers in place. For the fp8 MMA
-// (m16n8k32) the A fragment wants byte positions 4t..4t+3 and 16+4t..16+4t+3 of a k32 chunk; the lane holds outputs
-// {2t, 2t+1, 8+2t, 9+2t} (+16) of four n8 tiles instead, so the next layer's K order is permuted by
-// fp8_chunk_permutation (position p of a chunk carries input index perm(p)), and the weights are stored in that order
-// at load time. Summation order is free (spec 8.6), so the permutation changes nothing but the order.
-// Layer 0's input comes from shared memory (each thread writes its own texel's row), in natural order.
+// The C fragments of a pair P of n8 tiles (outputs 16P .. 16P+15) give lane (g, t) outputs 16P + {2t, 2t+1, 8+2t,
+// 9+2t} of rows g and g + 8. Between layers a lane keeps them as E4M3 codes (the next layer's rounded input), two
+// registers per pair and m16 tile: register 2P holds row g's four codes in that order (low byte first), register
+// 2P + 1 row g + 8's. Both MMAs read their A fragments from this packed form:
+//   - fp8 (m16n8k32): chunk c's A fragment (byte positions 4t..4t+3 and 16+4t..16+4t+3 of rows g, g+8) is
+//     registers 4c .. 4c+3 as they are. Position p of a chunk then carries input perm(p) (fp8_chunk_permutation),
+//     and the weights are stored in that order at load time. Summation order is free (spec 8.6), so the permutation
+//     changes nothing but the order.
+//   - fp16 (m16n8k16): chunk c's A fragment (columns 2t, 2t+1, 2t+8, 2t+9 of rows g, g+8) is the four code pairs of
+//     registers 2c and 2c + 1, converted to fp16x2 (exact) once at the start of the layer, in natural K order.
+// The packed form takes half the registers of fp16 fragments, so a layer's input and output both fit beside its
+// accumulators. Layer 0's input comes from shared memory (each thread writes its own texel's row in natural order)
+// and is read into the same packed form.
 //
 // Weights are converted once (cuda_decoder.cu) into fragment order: for each pair P of n8 tiles and each K chunk,
 // 512 bytes, lane L's 16 bytes at L * 16 = its B fragment of tile 2P (8 bytes) then of tile 2P + 1, so a warp
 // loads one pair's fragments with one coalesced, bank-conflict-free 16-byte load per lane.
 //
-// Every layer's flavour (fp16 or fp8 MMA, per-output scales or none, what the next layer wants) is one of
-// kLayerKinds, fixed at load time; the fast kernels run a copy of the layer code specialised for each, so a layer
-// without scales does no multiply by 1 and no branch runs per value.
+// Every layer's flavour (fp16 or fp8 MMA, per-output scales or none, hidden or last) is one of kLayerKinds, fixed at
+// load time; the fast kernels run a copy of the layer code specialised for each, so a layer without scales does no
+// multiply by 1 and no branch runs per value.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -46,13 +51,14 @@ struct LevelDesc {
     float step = 0;
 };
 
-// A layer's kind: bit 0 fp16 MMA (else E4M3), bit 1 per-output scales, bits 2-3 what its outputs feed (kNext*).
-constexpr int kNextFp8 = 0;   // the next layer's E4M3 A fragments
-constexpr int kNextFp16 = 1;  // the next layer's fp16 A fragments
-constexpr int kNextNone = 2;  // the last layer: the outputs are the network's y
-constexpr int kLayerKinds = 12;
-__host__ __device__ constexpr int layer_kind(bool fp16, bool scaled, int next) {
-    return (fp16 ? 1 : 0) | (scaled ? 2 : 0) | (next << 2);
+// A layer's kind: bit 0 fp16 MMA (else E4M3), bit 1 per-output scales, bit 2 the last layer (its outputs are the
+// network's y; else the next layer's input).
+constexpr int kKindFp16 = 1;
+constexpr int kKindScaled = 2;
+constexpr int kKindLast = 4;
+constexpr int kLayerKinds = 8;
+__host__ __device__ constexpr int layer_kind(bool fp16, bool scaled, bool last) {
+    return (fp16 ? kKindFp16 : 0) | (scaled ? kKindScaled : 0) | (last ? kKindLast : 0);
 }
 
 struct LayerDesc {
@@ -304,44 +310,73 @@ __device__ __forceinline__ uint4 load_fragment(const uint4* p) {
     }
 }
 
-// One layer of the cooperative matmul for the warp's kMTiles m16 tiles: in = A fragments of its input, out = the
-// next layer's A fragments (hidden layers) or result = its y (the last layer). kKind >= 0: the layer's kind
-// (layer.kind), fixed at compile time, and the layer padded to kMaxK inputs and kMaxK outputs (16 for the last layer:
-// the fast kernels' models), so the layer is straight-line code that ptxas can interleave (MMAs of one pair of n8
-// tiles with the epilogue of the previous); -1: kind and padded widths read at run time (one copy of the code).
-template <int kMaxK, int kMTiles, int kKind, bool kShared, int kStages>
+// Four E4M3 codes of a staged row in the packed form between layers: row[col], row[col + 1] (low half) and
+// row[col + 8], row[col + 9] (high half).
+__device__ __forceinline__ uint32_t staged_codes(const uint8_t* row, int col) {
+    return static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(row + col)) |
+           (static_cast<uint32_t>(*reinterpret_cast<const uint16_t*>(row + col + 8)) << 16);
+}
+
+// One layer of the cooperative matmul for the warp's kMTiles m16 tiles: in = its input in the packed form (see the top
+// of this file), out = the next layer's input in the same form (hidden layers, kLast false) or result = its y (the
+// last layer, kLast true). kKind >= 0: the layer's kind (layer.kind), fixed at compile time, and the layer padded to
+// kMaxK inputs and kMaxK outputs (16 for the last layer: the fast kernels' models), so the layer is straight-line
+// code that ptxas can interleave (MMAs of one pair of n8 tiles with the epilogue of the previous); -1: kind and padded
+// widths read at run time (one copy of the code).
+template <int kMaxK, int kMTiles, int kKind, bool kLast, bool kShared, int kStages>
 __device__ __forceinline__ void run_layer(const LayerDesc& layer, const uint8_t* weights, const float* params,
-                                          const uint32_t (&in)[kMTiles][kMaxK / 4], uint32_t (&out)[kMTiles][kMaxK / 4],
+                                          const uint32_t (&in)[kMTiles][kMaxK / 8], uint32_t (&out)[kMTiles][kMaxK / 8],
                                           float (&result)[kMTiles][2][4]) {
-    constexpr int kRegs = kMaxK / 4;
-    const int kind = kKind >= 0 ? kKind : layer.kind;
-    const bool fp16 = (kind & 1) != 0;
-    const bool scaled = (kind & 2) != 0;
-    const int next = kind >> 2;
+    constexpr bool kFixed = kKind >= 0;
+    static_assert(!kFixed || ((kKind & kKindLast) != 0) == kLast, "kLast must match the kind");
+    const int kind = kFixed ? kKind : layer.kind;
+    const bool fp16 = (kind & kKindFp16) != 0;
+    const bool scaled = (kind & kKindScaled) != 0;
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const int t = lane & 3;
     const uint8_t* w = weights + layer.weight_offset;
     const float* scale = params + layer.param_offset;
     const float* bias = scaled ? scale + layer.n_pad : scale;  // n_pad floats of scales first
-    constexpr bool kFixed = kKind >= 0;
     const int chunks = kFixed ? (fp16 ? kMaxK / 16 : kMaxK / 32) : (fp16 ? layer.k_pad / 16 : layer.k_pad / 32);
-    const int n_pad = kFixed ? (next == kNextNone ? 16 : kMaxK) : layer.n_pad;
-    if (!kFixed && next != kNextNone) {
+    const int n_pad = kFixed ? (kLast ? 16 : kMaxK) : layer.n_pad;
+    // Whether this layer runs spec 8.6's bias (the timing variants without the epilogue leave it out of hidden layers).
+    const bool with_bias = (kStages & kStageEpilogue) || kLast;
+    if (!kFixed && !kLast) {
 #pragma unroll
         for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-            for (int r = 0; r < kRegs; ++r) out[m][r] = 0u;
+            for (int r = 0; r < kMaxK / 8; ++r) out[m][r] = 0u;  // past n_pad: zero inputs of the next layer
+    }
+    // The fp16 MMA's A fragments, converted from the packed codes once for the whole layer.
+    uint32_t a16[kMTiles][kMaxK / 4];
+    if (fp16) {
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+            for (int kc = 0; kc < kMaxK / 16; ++kc) {
+                if (kc >= chunks) break;
+                a16[m][4 * kc + 0] = fp8x2_to_half2(in[m][2 * kc]);            // row g, columns 2t, 2t+1
+                a16[m][4 * kc + 1] = fp8x2_to_half2(in[m][2 * kc + 1]);        // row g+8, columns 2t, 2t+1
+                a16[m][4 * kc + 2] = fp8x2_to_half2(in[m][2 * kc] >> 16);      // row g, columns 2t+8, 2t+9
+                a16[m][4 * kc + 3] = fp8x2_to_half2(in[m][2 * kc + 1] >> 16);  // row g+8, columns 2t+8, 2t+9
+            }
     }
 #pragma unroll
     for (int pair = 0; pair < kMaxK / 16; ++pair) {
         if (pair * 16 >= n_pad) break;
+        // spec 8.6: a layer without scales starts its float32 sum at the bias (bias[n] is a term of the sum, in any
+        // order); a layer with scales sums the products alone and adds the bias after the multiply.
         float acc[kMTiles][2][4];
 #pragma unroll
-        for (int m = 0; m < kMTiles; ++m)
+        for (int j = 0; j < 2; ++j) {
+            const int n = pair * 16 + 8 * j + 2 * t;
+            const float2 start =
+                with_bias && !scaled ? *reinterpret_cast<const float2*>(bias + n) : make_float2(0.0f, 0.0f);
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
+            for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) acc[m][j][e] = 0.0f;
+                for (int e = 0; e < 4; ++e) acc[m][j][e] = (e & 1) ? start.y : start.x;
+        }
         const uint4* frag = reinterpret_cast<const uint4*>(w) + static_cast<size_t>(pair) * chunks * 32 + lane;
         if (fp16) {
 #pragma unroll
@@ -350,10 +385,9 @@ __device__ __forceinline__ void run_layer(const LayerDesc& layer, const uint8_t*
                 const uint4 b = load_fragment<kShared>(frag + kc * 32);
 #pragma unroll
                 for (int m = 0; m < kMTiles; ++m) {
-                    mma_fp16(acc[m][0], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.x,
-                             b.y);
-                    mma_fp16(acc[m][1], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.z,
-                             b.w);
+                    const uint32_t* a = &a16[m][4 * kc];
+                    mma_fp16(acc[m][0], a[0], a[1], a[2], a[3], b.x, b.y);
+                    mma_fp16(acc[m][1], a[0], a[1], a[2], a[3], b.z, b.w);
                 }
             }
         } else {
@@ -363,31 +397,28 @@ __device__ __forceinline__ void run_layer(const LayerDesc& layer, const uint8_t*
                 const uint4 b = load_fragment<kShared>(frag + kc * 32);
 #pragma unroll
                 for (int m = 0; m < kMTiles; ++m) {
-                    mma_fp8(acc[m][0], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.x,
-                            b.y);
-                    mma_fp8(acc[m][1], in[m][4 * kc], in[m][4 * kc + 1], in[m][4 * kc + 2], in[m][4 * kc + 3], b.z,
-                            b.w);
+                    const uint32_t* a = &in[m][4 * kc];
+                    mma_fp8(acc[m][0], a[0], a[1], a[2], a[3], b.x, b.y);
+                    mma_fp8(acc[m][1], a[0], a[1], a[2], a[3], b.z, b.w);
                 }
             }
         }
-        // spec 8.6: y = acc * scale + bias (a multiply, then an add; layers without scales only add), then for hidden
-        // layers the activation and the E4M3 rounding of the next layer's input, straight into its A registers.
+        // spec 8.6: y = acc * scale + bias for a layer with scales (a multiply, then an add), then for hidden layers
+        // the activation and the E4M3 rounding of the next layer's input, packed (see the top of this file).
         float act[kMTiles][2][4];
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
             const int n = pair * 16 + 8 * j + 2 * t;
-            const float2 bb = *reinterpret_cast<const float2*>(bias + n);
-            const float2 s = scaled ? *reinterpret_cast<const float2*>(scale + n) : make_float2(1.0f, 1.0f);
+            const bool add_after = with_bias && scaled;
+            const float2 bb = add_after ? *reinterpret_cast<const float2*>(bias + n) : make_float2(0.0f, 0.0f);
+            const float2 s = add_after ? *reinterpret_cast<const float2*>(scale + n) : make_float2(1.0f, 1.0f);
 #pragma unroll
             for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     float y = acc[m][j][e];
-                    if ((kStages & kStageEpilogue) || next == kNextNone) {
-                        if (scaled) y = y * ((e & 1) ? s.y : s.x);
-                        y = y + ((e & 1) ? bb.y : bb.x);
-                    }
-                    if (next == kNextNone) {
+                    if (add_after) y = y * ((e & 1) ? s.y : s.x) + ((e & 1) ? bb.y : bb.x);
+                    if (kLast) {
                         result[m][j][e] = y;
                     } else {
                         act[m][j][e] = (kStages & kStageEpilogue) ? hgelu_clamped(y) : y;
@@ -395,109 +426,86 @@ __device__ __forceinline__ void run_layer(const LayerDesc& layer, const uint8_t*
                 }
             }
         }
-        if (next != kNextNone) {
+        if (!kLast) {
 #pragma unroll
             for (int m = 0; m < kMTiles; ++m) {
-                const uint32_t lo_g = fp8x2_codes(act[m][0][0], act[m][0][1]);   // tile 2P, row g
-                const uint32_t lo_g8 = fp8x2_codes(act[m][0][2], act[m][0][3]);  // tile 2P, row g + 8
-                const uint32_t hi_g = fp8x2_codes(act[m][1][0], act[m][1][1]);   // tile 2P+1, row g
-                const uint32_t hi_g8 = fp8x2_codes(act[m][1][2], act[m][1][3]);  // tile 2P+1, row g + 8
-                if (next == kNextFp16) {
-                    if (4 * pair + 3 < kRegs) {
-                        out[m][4 * pair + 0] = fp8x2_to_half2(lo_g);
-                        out[m][4 * pair + 1] = fp8x2_to_half2(lo_g8);
-                        out[m][4 * pair + 2] = fp8x2_to_half2(hi_g);
-                        out[m][4 * pair + 3] = fp8x2_to_half2(hi_g8);
-                    }
-                } else {
-                    out[m][2 * pair + 0] = lo_g | (hi_g << 16);
-                    out[m][2 * pair + 1] = lo_g8 | (hi_g8 << 16);
-                }
+                out[m][2 * pair] =
+                    fp8x2_codes(act[m][0][0], act[m][0][1]) | (fp8x2_codes(act[m][1][0], act[m][1][1]) << 16);
+                out[m][2 * pair + 1] =
+                    fp8x2_codes(act[m][0][2], act[m][0][3]) | (fp8x2_codes(act[m][1][2], act[m][1][3]) << 16);
             }
         }
     }
 }
 
-// run_layer with kKind = kind, found among kFirst .. kLayerKinds - 1 (one specialised copy of the layer per kind).
-template <int kMaxK, int kMTiles, bool kShared, int kStages, int kFirst = 0>
+// run_layer with kKind = kind, found among the kinds kFirst .. kLayerKinds - 1 of hidden layers (kLast false) or of
+// last layers (kLast true): one specialised copy of the layer per kind.
+template <int kMaxK, int kMTiles, bool kLast, bool kShared, int kStages, int kFirst = 0>
 __device__ __forceinline__ void run_layer_of_kind(int kind, const LayerDesc& layer, const uint8_t* weights,
-                                                  const float* params, const uint32_t (&in)[kMTiles][kMaxK / 4],
-                                                  uint32_t (&out)[kMTiles][kMaxK / 4], float (&result)[kMTiles][2][4]) {
+                                                  const float* params, const uint32_t (&in)[kMTiles][kMaxK / 8],
+                                                  uint32_t (&out)[kMTiles][kMaxK / 8], float (&result)[kMTiles][2][4]) {
     if constexpr (kFirst < kLayerKinds) {
-        if (kind == kFirst) {
-            run_layer<kMaxK, kMTiles, kFirst, kShared, kStages>(layer, weights, params, in, out, result);
-        } else {
-            run_layer_of_kind<kMaxK, kMTiles, kShared, kStages, kFirst + 1>(kind, layer, weights, params, in, out,
-                                                                            result);
+        if constexpr (((kFirst & kKindLast) != 0) == kLast) {
+            if (kind == kFirst) {
+                run_layer<kMaxK, kMTiles, kFirst, kLast, kShared, kStages>(layer, weights, params, in, out, result);
+                return;
+            }
         }
+        run_layer_of_kind<kMaxK, kMTiles, kLast, kShared, kStages, kFirst + 1>(kind, layer, weights, params, in, out,
+                                                                               result);
     }
 }
 
 // The cooperative matmul chain: every layer of the network for the warp's m16 tiles mbase .. mbase + kMTiles - 1,
 // whose layer-0 inputs are rows of `staging` (E4M3 codes, `row_stride` bytes apart, texel r at row r).
 // result[m][j][e]: the last layer's y (spec 8.6) for channel 8j + 2t + (e & 1) of texel 16(mbase+m) + g + 8(e >> 1).
-// kMaxK bounds every padded width (registers: kMTiles * kMaxK / 2 words of activations); kSpecialise: one copy of
-// the layer code per layer kind (else one generic copy). All lanes must call it together (mma.sync); every condition
-// below is uniform across the warp.
+// kMaxK bounds every padded width (registers: kMTiles * kMaxK / 4 words of packed input and output); kSpecialise:
+// one copy of the layer code per layer kind (else one generic copy). All lanes must call it together (mma.sync);
+// every condition below is uniform across the warp.
 template <int kMaxK, int kMTiles, bool kShared, bool kSpecialise, int kStages>
 __device__ __forceinline__ void run_network(const ModelDesc& md, const uint8_t* weights, const float* params,
                                             const uint8_t* staging, int row_stride, int mbase,
                                             float (&result)[kMTiles][2][4]) {
-    constexpr int kRegs = kMaxK / 4;
+    constexpr int kRegs = kMaxK / 8;
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const int g = lane >> 2;
     const int t = lane & 3;
     uint32_t in[kMTiles][kRegs];
     uint32_t out[kMTiles][kRegs];
 
-    // Layer 0's A fragments from the staged rows (natural K order).
-    {
-        const LayerDesc& l0 = md.layers[0];
+    // Layer 0's input from the staged rows, packed (zero past k_pad).
+    const int k_pad0 = md.layers[0].k_pad;
 #pragma unroll
-        for (int m = 0; m < kMTiles; ++m) {
-            const uint8_t* row_g = staging + (16 * (mbase + m) + g) * row_stride;
-            const uint8_t* row_g8 = row_g + 8 * row_stride;
+    for (int m = 0; m < kMTiles; ++m) {
+        const uint8_t* row_g = staging + (16 * (mbase + m) + g) * row_stride;
+        const uint8_t* row_g8 = row_g + 8 * row_stride;
 #pragma unroll
-            for (int r = 0; r < kRegs; ++r) in[m][r] = 0u;
-            if (l0.kind & 1) {
-#pragma unroll
-                for (int kc = 0; kc < kMaxK / 16; ++kc) {
-                    if (kc * 16 < l0.k_pad) {
-                        const int col = kc * 16 + 2 * t;
-                        in[m][4 * kc + 0] = fp8x2_to_half2(*reinterpret_cast<const uint16_t*>(row_g + col));
-                        in[m][4 * kc + 1] = fp8x2_to_half2(*reinterpret_cast<const uint16_t*>(row_g8 + col));
-                        in[m][4 * kc + 2] = fp8x2_to_half2(*reinterpret_cast<const uint16_t*>(row_g + col + 8));
-                        in[m][4 * kc + 3] = fp8x2_to_half2(*reinterpret_cast<const uint16_t*>(row_g8 + col + 8));
-                    }
-                }
-            } else {
-#pragma unroll
-                for (int kc = 0; kc < kMaxK / 32; ++kc) {
-                    if (kc * 32 < l0.k_pad) {
-                        const int col = kc * 32 + 4 * t;
-                        in[m][4 * kc + 0] = *reinterpret_cast<const uint32_t*>(row_g + col);
-                        in[m][4 * kc + 1] = *reinterpret_cast<const uint32_t*>(row_g8 + col);
-                        in[m][4 * kc + 2] = *reinterpret_cast<const uint32_t*>(row_g + col + 16);
-                        in[m][4 * kc + 3] = *reinterpret_cast<const uint32_t*>(row_g8 + col + 16);
-                    }
-                }
-            }
+        for (int pair = 0; pair < kMaxK / 16; ++pair) {
+            const bool used = pair * 16 < k_pad0;
+            in[m][2 * pair] = used ? staged_codes(row_g, pair * 16 + 2 * t) : 0u;
+            in[m][2 * pair + 1] = used ? staged_codes(row_g8, pair * 16 + 2 * t) : 0u;
         }
     }
 
-    for (int l = 0; l < md.layer_count; ++l) {
+    // The hidden layers, then the last one (two dispatches, so result is not live through the loop).
+    for (int l = 0; l + 1 < md.layer_count; ++l) {
         const LayerDesc& layer = md.layers[l];
         if constexpr (kSpecialise) {
-            run_layer_of_kind<kMaxK, kMTiles, kShared, kStages>(layer.kind, layer, weights, params, in, out, result);
+            run_layer_of_kind<kMaxK, kMTiles, false, kShared, kStages>(layer.kind, layer, weights, params, in, out,
+                                                                       result);
         } else {
-            run_layer<kMaxK, kMTiles, -1, kShared, kStages>(layer, weights, params, in, out, result);
+            run_layer<kMaxK, kMTiles, -1, false, kShared, kStages>(layer, weights, params, in, out, result);
         }
-        if (l + 1 < md.layer_count) {
 #pragma unroll
-            for (int m = 0; m < kMTiles; ++m)
+        for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-                for (int r = 0; r < kRegs; ++r) in[m][r] = out[m][r];
-        }
+            for (int r = 0; r < kRegs; ++r) in[m][r] = out[m][r];
+    }
+    const LayerDesc& last = md.layers[md.layer_count - 1];
+    if constexpr (kSpecialise) {
+        run_layer_of_kind<kMaxK, kMTiles, true, kShared, kStages>(last.kind, last, weights, params, in, out, result);
+    } else {
+        run_layer<kMaxK, kMTiles, -1, true, kShared, kStages>(last, weights, params, in, out, result);
     }
 }
 

@@ -345,7 +345,8 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         float* device_out = nullptr;
         ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
         for (CudaDecodeVariant variant :
-             {CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only, CudaDecodeVariant::sampling_only}) {
+             {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only,
+              CudaDecodeVariant::sampling_only}) {
             const Status s = gpu.decode_all_mips_to_device(device_out, variant);
             EXPECT_TRUE(s.ok()) << to_string(variant) << ": " << s.to_string();
         }

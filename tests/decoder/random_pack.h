@@ -124,7 +124,8 @@ inline Pack make_random_pack(const RandomPackOptions& o) {
                 const float row_norm = max_weight * std::sqrt(static_cast<float>(layer.input_width));
                 layer.scales.push_back(uniform(0.5f, 2.0f) / row_norm);
             }
-            layer.biases.push_back(float_to_fp16(uniform(last ? 0.0f : -0.5f, 0.5f)));
+            // Multiples of 2^-12 (exact in fp16 below 0.5): a term of the exact sums below (spec 8.6).
+            layer.biases.push_back(float_to_fp16(std::round(uniform(last ? 0.0f : -0.5f, 0.5f) * 4096.0f) / 4096.0f));
         }
         pack.network.layers.push_back(std::move(layer));
     }
@@ -134,7 +135,8 @@ inline Pack make_random_pack(const RandomPackOptions& o) {
 // Packs on which every correct decoder must give the same bits, whatever its summation order. E4M3 values are
 // multiples of 2^-9, so E4M3 x E4M3 products are multiples of 2^-18 and Int8 x E4M3 products multiples of 2^-9. A
 // float32 multiple of 2^-18 below 2^6 (of 2^-9 below 2^15) is exact, so when every partial sum stays below that,
-// every summation order (SIMD lanes, tensor cores) gives the exact sum. These packs keep |W| <= 0.25 for E4M3
+// every summation order (SIMD lanes, tensor cores) gives the exact sum. A layer without scales may add its bias as
+// one more term of the sum (spec 8.6): biases are multiples of 2^-12 and at most 0.5, which keeps that true. These packs keep |W| <= 0.25 for E4M3
 // layers, widths <= 64, and inputs |x'| <= 3 (latents within [-1, 1], saw waves within [-1, 1], LOD at most
 // 11 * 0.25, hgelu at most 3): partial sums are at most 64 * 0.25 * 3 = 48 < 64, and 64 * 127 * 3 = 24384 < 2^15
 // for the Int8 layer.
