@@ -61,8 +61,8 @@ double trainer_step_ms(const nmc::TrainingTarget& target, const nmc::LatentShape
     o.batch_size = batch;
     o.device = "cuda";
     o.trainer = path;
-    o.latent_freeze_fraction = 1.0;
-    o.weight_quantize_fraction = 1.0;
+    o.latent_rounding_fraction = 1.0;
+    o.weight_rounding_fraction = 1.0;
     o.progress_interval = warm;
     auto compressor = nmc::Compressor::create(target, o);
     check(compressor.status(), "creating the compressor");

@@ -79,10 +79,10 @@ struct CompressCliOptions {
     int batch = 0;
     float latent_lr = 0;
     float network_lr = 0;
-    double latent_rounding_at = 0.95;
+    double latent_rounding_at = 0.8;
     double weight_rounding_at = 0.96;
     std::string latent_adam = "dense";
-    std::string latent_rounding = "freeze";
+    std::string latent_rounding = "straight-through";
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string trainer = "auto";
@@ -193,8 +193,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.batch_size = o.batch;
     options.latent_learning_rate = o.latent_lr;
     options.network_learning_rate = o.network_lr;
-    options.latent_freeze_fraction = o.latent_rounding_at;
-    options.weight_quantize_fraction = o.weight_rounding_at;
+    options.latent_rounding_fraction = o.latent_rounding_at;
+    options.weight_rounding_fraction = o.weight_rounding_at;
     options.latent_adam = o.latent_adam == "sparse" ? LatentAdam::sparse : LatentAdam::dense;  // CLI11 checked it
     options.latent_rounding =
         o.latent_rounding == "straight-through" ? LatentRounding::straight_through : LatentRounding::freeze;

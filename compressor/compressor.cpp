@@ -86,8 +86,8 @@ Status check_options(const CompressOptions& o) {
         return fail("batch size must be 0 (preset) or 1..16777216, got " + std::to_string(o.batch_size));
     if (!(o.latent_learning_rate >= 0) || !(o.network_learning_rate >= 0))
         return fail("learning rates must be >= 0 (0: the preset's)");
-    if (!(o.latent_freeze_fraction >= 0 && o.latent_freeze_fraction <= 1) ||
-        !(o.weight_quantize_fraction >= 0 && o.weight_quantize_fraction <= 1))
+    if (!(o.latent_rounding_fraction >= 0 && o.latent_rounding_fraction <= 1) ||
+        !(o.weight_rounding_fraction >= 0 && o.weight_rounding_fraction <= 1))
         return fail("quantisation schedule fractions must lie in [0, 1]");
     if (o.progress_interval < 1) return fail("progress interval must be >= 1");
     return check_network_choice(o.network);
@@ -478,9 +478,9 @@ Status Compressor::train(const ProgressCallback& progress) {
     const auto elapsed = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
-    const auto freeze_step = static_cast<int64_t>(s.options.latent_freeze_fraction * static_cast<double>(s.total_steps));
+    const auto freeze_step = static_cast<int64_t>(s.options.latent_rounding_fraction * static_cast<double>(s.total_steps));
     const auto quantize_step =
-        static_cast<int64_t>(s.options.weight_quantize_fraction * static_cast<double>(s.total_steps));
+        static_cast<int64_t>(s.options.weight_rounding_fraction * static_cast<double>(s.total_steps));
     const int64_t first_step = s.step;
     // The trace's points around the two rounding events (QuantisationTrace).
     // Rounding the latents: freeze them (LatentRounding::freeze), or from now on train them through their code

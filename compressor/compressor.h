@@ -47,7 +47,7 @@ PresetSettings preset_settings(QualityPreset p, bool fused = false);
 // move and only their moments decay (NTC's update, and cheaper: the fused kernel skips the untouched ones).
 enum class LatentAdam { dense, sparse };
 
-// What happens to the latents at latent_freeze_fraction of the steps. freeze (NTC's): they are rounded to their
+// What happens to the latents at latent_rounding_fraction of the steps. freeze (NTC's): they are rounded to their
 // codes and stop training; the network fine-tunes on them. straight_through: from then on the forward pass samples
 // their code values (no more noise) while the float latents keep training with straight-through gradients, so a
 // latent can still move to another code; the export rounds them to the codes the last steps used.
@@ -65,11 +65,13 @@ struct CompressOptions {
     TrainerPath trainer = TrainerPath::automatic;
     float latent_learning_rate = 0;          // Adam, cosine-decayed to 0; 0: the preset's
     float network_learning_rate = 0;         // 0: the preset's
-    // Fractions of the steps after which latents are rounded and frozen, and weights fake-quantised.
-    double latent_freeze_fraction = 0.95;
-    double weight_quantize_fraction = 0.96;
+    // Fractions of the steps after which the latents are rounded (latent_rounding says how) and the weights train
+    // through their stored formats. Straight-through from 80% measured +0.13 to +0.82 dB psnr8 against NTC's freeze
+    // at 95% on four materials at 100k steps (docs/compressor.md).
+    double latent_rounding_fraction = 0.8;
+    double weight_rounding_fraction = 0.96;
     LatentAdam latent_adam = LatentAdam::dense;
-    LatentRounding latent_rounding = LatentRounding::freeze;
+    LatentRounding latent_rounding = LatentRounding::straight_through;
     int progress_interval = 10;              // steps between progress callbacks (and cancel checks)
     std::string tool = "nmc";                // written to the pack's encoder info
 };

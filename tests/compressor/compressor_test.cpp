@@ -164,7 +164,8 @@ TEST(Compressor, QuantisationTraceCoversEveryPhase) {
 TEST(Compressor, StraightThroughLatentRoundingKeepsTrainingTheLatents) {
     const TrainingTarget target = test::synthetic_material(kSize);
     CompressOptions o = small_options(120);
-    o.latent_freeze_fraction = 0.5;
+    o.latent_rounding_fraction = 0.5;
+    o.latent_rounding = LatentRounding::freeze;
     auto frozen = compress(target, o);
     o.latent_rounding = LatentRounding::straight_through;
     auto through = compress(target, o);
