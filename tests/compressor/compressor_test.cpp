@@ -23,6 +23,16 @@ CompressOptions small_options(int64_t steps) {
     return o;
 }
 
+// The 64x64 smooth synthetic material's run: S=2 F=8 4-bit latents, 300 steps of `batch_size` texels, seed 1.
+CompressOptions smooth_options(int batch_size) {
+    CompressOptions o;
+    o.shape = LatentShape{2, 8, 4, latent_level_count(64, 64, 7, 2)};
+    o.steps = 300;
+    o.batch_size = batch_size;
+    o.seed = 1;
+    return o;
+}
+
 Pack read_back(const std::vector<uint8_t>& file) {
     auto pack = read_pack(file.data(), file.size());
     EXPECT_TRUE(pack.ok()) << pack.status().to_string();
@@ -93,12 +103,7 @@ TEST(Compressor, OtherNetworksMatchCpuDecoder) {
 // outputs each channel's mean scores about 17 dB).
 TEST(Compressor, QualityBandOnSmoothMaterial) {
     const TrainingTarget target = test::synthetic_material(64);
-    CompressOptions o;
-    o.shape = LatentShape{2, 8, 4, latent_level_count(64, 64, 7, 2)};
-    o.steps = 300;
-    o.batch_size = 2048;
-    o.seed = 1;
-    auto result = compress(target, o);
+    auto result = compress(target, smooth_options(2048));
     ASSERT_TRUE(result.ok()) << result.status().to_string();
     EXPECT_GE(result->pack.quality.psnr_db, 30.0);
     ASSERT_EQ(result->pack.quality.textures.size(), 3u);
@@ -182,11 +187,7 @@ TEST(Compressor, StraightThroughLatentRoundingKeepsTrainingTheLatents) {
 // did not touch on their momentum; sparse leaves them).
 TEST(Compressor, SparseLatentAdamTrainsAnotherModel) {
     const TrainingTarget target = test::synthetic_material(64);
-    CompressOptions o;
-    o.shape = LatentShape{2, 8, 4, latent_level_count(64, 64, 7, 2)};
-    o.steps = 300;
-    o.batch_size = 256;
-    o.seed = 1;
+    CompressOptions o = smooth_options(256);
     auto dense = compress(target, o);
     o.latent_adam = LatentAdam::sparse;
     auto sparse = compress(target, o);
