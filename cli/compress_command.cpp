@@ -417,7 +417,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "Adam learning rate of the network (default: the preset's)")
         ->check(CLI::Range(0.0, 10.0));
     command->add_option("--latent-rounding-at", options->latent_rounding_at,
-                        "Fraction of the steps after which the latents are rounded to their codes and frozen")
+                        "Fraction of the steps after which the latents are rounded (as --latent-rounding says)")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     command->add_option("--weight-rounding-at", options->weight_rounding_at,
