@@ -228,6 +228,12 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
     std::printf("  preset %s, target %g bpp, %lld steps, seed %lld, device %s, %g s training\n",
                 e.preset.empty() ? "-" : e.preset.c_str(), e.target_bpp, static_cast<long long>(e.steps),
                 static_cast<long long>(e.seed), e.device.empty() ? "-" : e.device.c_str(), e.training_seconds);
+    if (!e.trainer.empty())
+        std::printf("  %s trainer, batch %lld, Adam lr %g latents / %g network, latents rounded (%s) at %g, weights "
+                    "at %g, %s latent Adam\n",
+                    e.trainer.c_str(), static_cast<long long>(e.batch_size), e.latent_learning_rate,
+                    e.network_learning_rate, e.latent_rounding.c_str(), e.latent_rounding_at, e.weight_rounding_at,
+                    e.latent_adam.c_str());
     if (!e.source_folder.empty()) std::printf("  source folder %s\n", e.source_folder.c_str());
 
     const QualityReport& q = pack.quality;

@@ -619,6 +619,15 @@ Result<Pack> Compressor::export_pack() {
         pack.encoder.device = s.device_name;
         pack.encoder.training_seconds = s.training_seconds;
         pack.encoder.source_folder = s.info.source_folder;
+        pack.encoder.trainer = to_string(s.trains_fused() ? TrainerPath::fused : TrainerPath::eager);
+        pack.encoder.batch_size = s.batch_size;
+        pack.encoder.latent_learning_rate = s.latent_learning_rate;
+        pack.encoder.network_learning_rate = s.network_learning_rate;
+        pack.encoder.latent_rounding =
+            s.options.latent_rounding == LatentRounding::straight_through ? "straight-through" : "freeze";
+        pack.encoder.latent_rounding_at = s.options.latent_rounding_fraction;
+        pack.encoder.weight_rounding_at = s.options.weight_rounding_fraction;
+        pack.encoder.latent_adam = s.options.latent_adam == LatentAdam::sparse ? "sparse" : "dense";
         return pack;
     });
 }

@@ -322,7 +322,15 @@ Status parse_encoder(const ObjectReader& top, EncoderInfo& e) {
     NMC_RETURN_IF_ERROR(o.int64("seed", e.seed, false));
     NMC_RETURN_IF_ERROR(o.string("device", e.device, false));
     NMC_RETURN_IF_ERROR(o.number("training_seconds", e.training_seconds, false));
-    return o.string("source_folder", e.source_folder, false);
+    NMC_RETURN_IF_ERROR(o.string("source_folder", e.source_folder, false));
+    NMC_RETURN_IF_ERROR(o.string("trainer", e.trainer, false));
+    NMC_RETURN_IF_ERROR(o.int64("batch_size", e.batch_size, false));
+    NMC_RETURN_IF_ERROR(o.number("latent_learning_rate", e.latent_learning_rate, false));
+    NMC_RETURN_IF_ERROR(o.number("network_learning_rate", e.network_learning_rate, false));
+    NMC_RETURN_IF_ERROR(o.string("latent_rounding", e.latent_rounding, false));
+    NMC_RETURN_IF_ERROR(o.number("latent_rounding_at", e.latent_rounding_at, false));
+    NMC_RETURN_IF_ERROR(o.number("weight_rounding_at", e.weight_rounding_at, false));
+    return o.string("latent_adam", e.latent_adam, false);
 }
 
 // spec 5.8: psnr_db, channels and mips, shared by the overall report and each texture's.
@@ -445,6 +453,17 @@ Result<std::string> metadata_to_json(const Pack& pack) {
                     {"device", e.device},
                     {"training_seconds", e.training_seconds},
                     {"source_folder", e.source_folder}};
+    if (!e.trainer.empty()) {
+        Json& o = j["encoder"];
+        o["trainer"] = e.trainer;
+        o["batch_size"] = e.batch_size;
+        o["latent_learning_rate"] = e.latent_learning_rate;
+        o["network_learning_rate"] = e.network_learning_rate;
+        o["latent_rounding"] = e.latent_rounding;
+        o["latent_rounding_at"] = e.latent_rounding_at;
+        o["weight_rounding_at"] = e.weight_rounding_at;
+        o["latent_adam"] = e.latent_adam;
+    }
     const QualityReport& q = pack.quality;
     if (q.present) {
         Json quality = psnr_set_json(q.psnr_db, q.channels, q.mips);

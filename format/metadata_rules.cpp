@@ -196,7 +196,9 @@ bool all_finite(const std::vector<double>& values) {
 // spec 5.7, 5.8: informational values only need to be representable in JSON (finite numbers).
 Status check_info(const Pack& pack) {
     const EncoderInfo& e = pack.encoder;
-    if (!std::isfinite(e.target_bpp) || !std::isfinite(e.training_seconds))
+    if (!std::isfinite(e.target_bpp) || !std::isfinite(e.training_seconds) || !std::isfinite(e.latent_learning_rate) ||
+        !std::isfinite(e.network_learning_rate) || !std::isfinite(e.latent_rounding_at) ||
+        !std::isfinite(e.weight_rounding_at))
         return rule_error("encoder", "numbers must be finite");
     const QualityReport& q = pack.quality;
     if (!q.present) return Status::success();

@@ -88,6 +88,15 @@ struct EncoderInfo {
     std::string device;
     double training_seconds = 0;
     std::string source_folder;
+    // The training schedule (written only when `trainer` is set, so packs of other tools keep their bytes).
+    std::string trainer;           // "fused" or "eager"
+    int64_t batch_size = 0;        // texels per step
+    double latent_learning_rate = 0;
+    double network_learning_rate = 0;
+    std::string latent_rounding;   // "straight-through" or "freeze"
+    double latent_rounding_at = 0; // fractions of the steps
+    double weight_rounding_at = 0;
+    std::string latent_adam;       // "dense" or "sparse"
 };
 
 // spec 5.8 (informational). PSNR values in dB; 99 stands for lossless. Empty vectors: not measured.

@@ -118,7 +118,14 @@ Pack make_golden_pack() {
     p.network.layers.push_back(layer(seq, 16, 16, WeightType::e4m3, true));
     p.network.layers.push_back(layer(seq, 16, 7, WeightType::int8, true));
 
-    p.encoder = {"nmc 0.1.0", "golden", 0.1, 1000, 42, "cpu", 1.25, "materials/golden_small"};
+    p.encoder.tool = "nmc 0.1.0";
+    p.encoder.preset = "golden";
+    p.encoder.target_bpp = 0.1;
+    p.encoder.steps = 1000;
+    p.encoder.seed = 42;
+    p.encoder.device = "cpu";
+    p.encoder.training_seconds = 1.25;
+    p.encoder.source_folder = "materials/golden_small";  // no training schedule: another tool's pack
 
     p.quality.present = true;
     p.quality.psnr_db = 38.5;

@@ -86,7 +86,12 @@ bool expect_same_pack(const Pack& a, const Pack& b) {
     const EncoderInfo& eb = b.encoder;
     const bool encoder = ea.tool == eb.tool && ea.preset == eb.preset && ea.target_bpp == eb.target_bpp &&
                          ea.steps == eb.steps && ea.seed == eb.seed && ea.device == eb.device &&
-                         ea.training_seconds == eb.training_seconds && ea.source_folder == eb.source_folder;
+                         ea.training_seconds == eb.training_seconds && ea.source_folder == eb.source_folder &&
+                         ea.trainer == eb.trainer && ea.batch_size == eb.batch_size &&
+                         ea.latent_learning_rate == eb.latent_learning_rate &&
+                         ea.network_learning_rate == eb.network_learning_rate &&
+                         ea.latent_rounding == eb.latent_rounding && ea.latent_rounding_at == eb.latent_rounding_at &&
+                         ea.weight_rounding_at == eb.weight_rounding_at && ea.latent_adam == eb.latent_adam;
     EXPECT_TRUE(encoder) << "encoder differs";
 
     const QualityReport& qa = a.quality;

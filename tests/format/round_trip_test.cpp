@@ -65,6 +65,26 @@ TEST(RoundTrip, FloatsAndOptionalPartsSurviveExactly) {
     EXPECT_TRUE(testing::expect_same_pack(pack, read_back(write_pack(pack).value())));
 }
 
+// nmc's training schedule in the encoder info (spec 5.7) survives; a pack without it (another tool's, the golden one)
+// has none of its keys.
+TEST(RoundTrip, EncoderScheduleSurvives) {
+    Pack pack = testing::make_golden_pack();
+    ASSERT_TRUE(pack.encoder.trainer.empty());
+    const std::vector<uint8_t> plain = write_pack(pack).value();
+    EXPECT_EQ(std::string(plain.begin(), plain.end()).find("latent_rounding"), std::string::npos);
+    pack.encoder.trainer = "fused";
+    pack.encoder.batch_size = 65536;
+    pack.encoder.latent_learning_rate = 0.1;
+    pack.encoder.network_learning_rate = 0.005;
+    pack.encoder.latent_rounding = "straight-through";
+    pack.encoder.latent_rounding_at = 0.8;
+    pack.encoder.weight_rounding_at = 0.96;
+    pack.encoder.latent_adam = "dense";
+    WriteOptions options;
+    options.compress = false;
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(write_pack(pack, options).value())));
+}
+
 TEST(RoundTrip, OptionalPerTextureQualitySurvives) {
     Pack pack = testing::make_golden_pack();
     pack.quality.textures[0].psnr8_mip0_db = 36.5;
