@@ -195,9 +195,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.network_learning_rate = o.network_lr;
     options.latent_rounding_fraction = o.latent_rounding_at;
     options.weight_rounding_fraction = o.weight_rounding_at;
-    options.latent_adam = o.latent_adam == "sparse" ? LatentAdam::sparse : LatentAdam::dense;  // CLI11 checked it
-    options.latent_rounding =
-        o.latent_rounding == "straight-through" ? LatentRounding::straight_through : LatentRounding::freeze;
+    options.latent_adam = *latent_adam_from_string(o.latent_adam);              // CLI11 checked the value
+    options.latent_rounding = *latent_rounding_from_string(o.latent_rounding);  // CLI11 checked the value
     options.seed = o.seed;
     options.device = o.device;
     options.trainer = *trainer_path_from_string(o.trainer);  // CLI11 checked the value

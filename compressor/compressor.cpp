@@ -127,6 +127,26 @@ std::optional<TrainerPath> trainer_path_from_string(const std::string& s) {
     return std::nullopt;
 }
 
+const char* to_string(LatentAdam a) {
+    return a == LatentAdam::sparse ? "sparse" : "dense";
+}
+
+std::optional<LatentAdam> latent_adam_from_string(const std::string& s) {
+    for (LatentAdam a : {LatentAdam::dense, LatentAdam::sparse})
+        if (s == to_string(a)) return a;
+    return std::nullopt;
+}
+
+const char* to_string(LatentRounding r) {
+    return r == LatentRounding::straight_through ? "straight-through" : "freeze";
+}
+
+std::optional<LatentRounding> latent_rounding_from_string(const std::string& s) {
+    for (LatentRounding r : {LatentRounding::freeze, LatentRounding::straight_through})
+        if (s == to_string(r)) return r;
+    return std::nullopt;
+}
+
 bool trains_fused(const CompressOptions& options) {
 #if NMC_HAS_FUSED_TRAINER
     // The kernels' own rule on the hidden layers (any F gives an input width they take, any C up to 16 an output).
@@ -331,7 +351,7 @@ detail::StepLoss Compressor::Impl::eager_step(const detail::ForwardMode& mode) {
 void Compressor::Impl::sparse_latent_adam_step(double learning_rate) {
     torch::NoGradGuard no_grad;
     const torch::Tensor g = model.latents.grad();
-    if (!latent_m.defined() || !latent_m.sizes().equals(g.sizes())) {
+    if (!latent_m.defined()) {
         latent_m = torch::zeros_like(g);
         latent_v = torch::zeros_like(g);
     }
@@ -623,11 +643,10 @@ Result<Pack> Compressor::export_pack() {
         pack.encoder.batch_size = s.batch_size;
         pack.encoder.latent_learning_rate = s.latent_learning_rate;
         pack.encoder.network_learning_rate = s.network_learning_rate;
-        pack.encoder.latent_rounding =
-            s.options.latent_rounding == LatentRounding::straight_through ? "straight-through" : "freeze";
+        pack.encoder.latent_rounding = to_string(s.options.latent_rounding);
         pack.encoder.latent_rounding_at = s.options.latent_rounding_fraction;
         pack.encoder.weight_rounding_at = s.options.weight_rounding_fraction;
-        pack.encoder.latent_adam = s.options.latent_adam == LatentAdam::sparse ? "sparse" : "dense";
+        pack.encoder.latent_adam = to_string(s.options.latent_adam);
         return pack;
     });
 }

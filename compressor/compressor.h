@@ -46,12 +46,16 @@ PresetSettings preset_settings(QualityPreset p, bool fused = false);
 // step (torch::optim::Adam: untouched ones keep moving on their decaying momentum); sparse: only the touched latents
 // move and only their moments decay (NTC's update, and cheaper: the fused kernel skips the untouched ones).
 enum class LatentAdam { dense, sparse };
+const char* to_string(LatentAdam a);  // "dense", "sparse"
+std::optional<LatentAdam> latent_adam_from_string(const std::string& s);
 
 // What happens to the latents at latent_rounding_fraction of the steps. freeze (NTC's): they are rounded to their
 // codes and stop training; the network fine-tunes on them. straight_through: from then on the forward pass samples
 // their code values (no more noise) while the float latents keep training with straight-through gradients, so a
 // latent can still move to another code; the export rounds them to the codes the last steps used.
 enum class LatentRounding { freeze, straight_through };
+const char* to_string(LatentRounding r);  // "freeze", "straight-through"
+std::optional<LatentRounding> latent_rounding_from_string(const std::string& s);
 
 struct CompressOptions {
     QualityPreset preset = QualityPreset::normal;

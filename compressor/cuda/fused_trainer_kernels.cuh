@@ -407,7 +407,7 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
         // The corner value of corner c, feature f, as the eager trainer: its code value lo + q * step with
         // q = rint((value - lo) / step) (round_latents; the latents stay in [lo, hi], so q is a valid code, the
         // value Compressor's freeze writes), or value + (rand - 0.5) * step (latent_noise), or the value itself.
-        auto noisy = [&](float value, int c, int f) {
+        auto corner_value = [&](float value, int c, int f) {
             if (round_codes) return rintf((value - latent_lo) / noise_step) * noise_step + latent_lo;
             if (!noise) return value;
             const uint32_t h = mix32(noise_lo ^ mix32(noise_hi + static_cast<uint32_t>((level_sel * 4 + c) * 16 + f)));
@@ -419,17 +419,22 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
         };
         if ((F & 3) == 0) {
             for (int f = 0; f < F; f += 4) {
-                const float4 qa = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[0]) * F + f));
-                const float4 qb = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[1]) * F + f));
-                const float4 qc = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[2]) * F + f));
-                const float4 qd = __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[3]) * F + f));
-                const float s0 = sample(noisy(qa.x, 0, f), noisy(qb.x, 1, f), noisy(qc.x, 2, f), noisy(qd.x, 3, f));
-                const float s1 = sample(noisy(qa.y, 0, f + 1), noisy(qb.y, 1, f + 1), noisy(qc.y, 2, f + 1),
-                                        noisy(qd.y, 3, f + 1));
-                const float s2 = sample(noisy(qa.z, 0, f + 2), noisy(qb.z, 1, f + 2), noisy(qc.z, 2, f + 2),
-                                        noisy(qd.z, 3, f + 2));
-                const float s3 = sample(noisy(qa.w, 0, f + 3), noisy(qb.w, 1, f + 3), noisy(qc.w, 2, f + 3),
-                                        noisy(qd.w, 3, f + 3));
+                const float4 qa =
+                    __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[0]) * F + f));
+                const float4 qb =
+                    __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[1]) * F + f));
+                const float4 qc =
+                    __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[2]) * F + f));
+                const float4 qd =
+                    __ldg(reinterpret_cast<const float4*>(a.latents + static_cast<size_t>(corner[3]) * F + f));
+                const float s0 = sample(corner_value(qa.x, 0, f), corner_value(qb.x, 1, f), corner_value(qc.x, 2, f),
+                                        corner_value(qd.x, 3, f));
+                const float s1 = sample(corner_value(qa.y, 0, f + 1), corner_value(qb.y, 1, f + 1),
+                                        corner_value(qc.y, 2, f + 1), corner_value(qd.y, 3, f + 1));
+                const float s2 = sample(corner_value(qa.z, 0, f + 2), corner_value(qb.z, 1, f + 2),
+                                        corner_value(qc.z, 2, f + 2), corner_value(qd.z, 3, f + 2));
+                const float s3 = sample(corner_value(qa.w, 0, f + 3), corner_value(qb.w, 1, f + 3),
+                                        corner_value(qc.w, 2, f + 3), corner_value(qd.w, 3, f + 3));
                 __half* dst = x0_row + level_sel * F + f;
                 dst[0] = fp8_half(s0);
                 dst[1] = fp8_half(s1);
@@ -438,10 +443,10 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
             }
         } else {
             for (int f = 0; f < F; ++f) {
-                const float s = sample(noisy(__ldg(a.latents + static_cast<size_t>(corner[0]) * F + f), 0, f),
-                                       noisy(__ldg(a.latents + static_cast<size_t>(corner[1]) * F + f), 1, f),
-                                       noisy(__ldg(a.latents + static_cast<size_t>(corner[2]) * F + f), 2, f),
-                                       noisy(__ldg(a.latents + static_cast<size_t>(corner[3]) * F + f), 3, f));
+                const float s = sample(corner_value(__ldg(a.latents + static_cast<size_t>(corner[0]) * F + f), 0, f),
+                                       corner_value(__ldg(a.latents + static_cast<size_t>(corner[1]) * F + f), 1, f),
+                                       corner_value(__ldg(a.latents + static_cast<size_t>(corner[2]) * F + f), 2, f),
+                                       corner_value(__ldg(a.latents + static_cast<size_t>(corner[3]) * F + f), 3, f));
                 x0_row[level_sel * F + f] = fp8_half(s);
             }
         }
