@@ -159,6 +159,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         print_error(Status(StatusCode::io_error, o.output + ": already exists (use --force to replace it)"));
         return kExitIo;
     }
+    // Wall time per stage, for `--json`'s "seconds" and the last line of the report.
+    const auto started = std::chrono::steady_clock::now();
+    const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
     MaterialLoadOptions load;
     load.normal_mode = normal_mode_choice_from_string(o.normal_mode).value_or(NormalModeChoice::automatic);
     load.gloss_to_roughness = o.gloss_to_roughness;
@@ -173,6 +178,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     const std::string source_folder = material->source_folder;
     TrainingTarget target = training_target_from_material(std::move(*material));
     target.address_mode = o.address_mode == "clamp" ? AddressMode::clamp : AddressMode::wrap;
+    const double load_seconds = seconds_since(started);
 
     CompressOptions options;
     if (!o.latent_shape.empty()) {
@@ -272,12 +278,15 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         print_error(Status(StatusCode::invalid_argument, message));
         return kExitQuality;
     }
+    const auto writing = std::chrono::steady_clock::now();
     const Status written = write_file_atomically(o.output, result->file.data(), result->file.size(),
                                                  o.force ? Overwrite::allow : Overwrite::refuse);
     if (!written.ok()) {
         print_error(written);
         return exit_code_for(written);
     }
+    const double write_seconds = seconds_since(writing);
+    const double total_seconds = seconds_since(started);
 
     // Sizes to compare with: the source files and a BCn set of the same maps (x 4/3 with mips).
     const Pack& pack = result->pack;
@@ -327,6 +336,13 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         j["trainer"] = to_string(result->trainer);
         j["training_seconds"] = result->training_seconds;
         j["steps_per_second"] = steps_per_second;
+        // other: setting up the trainer (LibTorch and CUDA start-up, the latents' first values) and, with
+        // --target-psnr, the searches' earlier attempts.
+        const double other = total_seconds - load_seconds - result->training_seconds - result->measure_seconds -
+                             write_seconds;
+        j["seconds"] = {{"load", load_seconds},       {"training", result->training_seconds},
+                        {"measure", result->measure_seconds}, {"write", write_seconds},
+                        {"other", std::max(other, 0.0)},      {"total", total_seconds}};
         const QuantisationTrace& trace = result->quantisation;
         const auto db = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
         j["quantisation_trace"] = {{"evaluation_texels", trace.evaluation_texels},
@@ -388,6 +404,8 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                 result->shape.grid_scale, result->shape.feature_count, result->shape.bits, result->shape.level_count,
                 static_cast<long long>(pack.encoder.steps), pack.encoder.preset.c_str(), pack.encoder.device.c_str(),
                 to_string(result->trainer), result->training_seconds, steps_per_second);
+    std::printf("time: %.1f s in all: loading %.1f s, training %.1f s, measuring %.1f s, writing %.1f s\n",
+                total_seconds, load_seconds, result->training_seconds, result->measure_seconds, write_seconds);
     return kExitOk;
 }
 

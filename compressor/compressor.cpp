@@ -748,6 +748,7 @@ Result<CompressResult> compress(const TrainingTarget& target, const CompressOpti
 }
 
 Result<CompressResult> finish_compression(Compressor& compressor, const TrainingTarget& target) {
+    const auto started = std::chrono::steady_clock::now();
     auto pack = compressor.export_pack();
     if (!pack.ok()) return pack.status();
 
@@ -788,6 +789,7 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
         if (settled) break;
     }
     result.file = std::move(file);
+    result.measure_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return result;
 }
 

@@ -174,6 +174,7 @@ struct CompressResult {
     LatentShape shape;
     TrainerPath trainer = TrainerPath::eager;  // the path that trained (fused or eager)
     double training_seconds = 0;
+    double measure_seconds = 0;   // finish_compression: export, write, read back, decode, measure, serialise
     QuantisationTrace quantisation;
 };
 

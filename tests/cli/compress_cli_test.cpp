@@ -56,6 +56,17 @@ TEST(CompressCli, WritesThePackItReports) {
                             "final_db"})
         EXPECT_TRUE(trace[key].is_number()) << key << ": " << trace.dump();
     EXPECT_GT(trace["evaluation_texels"].get<int64_t>(), 0);
+    // Where the wall time went: every stage is part of the total, training as the trainer measured it.
+    const Json& seconds = report["seconds"];
+    double stages = 0;
+    for (const char* key : {"load", "training", "measure", "write", "other"}) {
+        ASSERT_TRUE(seconds[key].is_number()) << key << ": " << seconds.dump();
+        EXPECT_GE(seconds[key].get<double>(), 0.0) << key;
+        stages += seconds[key].get<double>();
+    }
+    EXPECT_DOUBLE_EQ(seconds["training"].get<double>(), report["training_seconds"].get<double>());
+    EXPECT_NEAR(stages, seconds["total"].get<double>(), 1e-6 + 1e-9 * stages) << seconds.dump();
+    EXPECT_GT(seconds["measure"].get<double>(), 0.0);
 }
 
 // --hidden-layers picks the network; the pack and the report say which.
