@@ -81,7 +81,7 @@ struct CompressCliOptions {
     float network_lr = 0;
     double latent_rounding_at = 0.8;
     double weight_rounding_at = 0.96;
-    std::string latent_adam = "dense";
+    std::string latent_adam = "auto";
     std::string latent_rounding = "straight-through";
     uint64_t seed = 1;
     std::string device = "cpu";
@@ -443,9 +443,9 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     command->add_option("--latent-adam", options->latent_adam,
-                        "Latent updates: dense (Adam on every latent every step) or sparse (only the latents the "
-                        "batch touched move, as NTC)")
-        ->check(CLI::IsMember({"dense", "sparse"}))
+                        "Latent updates: dense (Adam on every latent every step), sparse (only the latents the "
+                        "batch touched move, as NTC) or auto (sparse on the fused CUDA trainer, dense on the eager one)")
+        ->check(CLI::IsMember({"auto", "dense", "sparse"}))
         ->capture_default_str();
     command->add_option("--latent-rounding", options->latent_rounding,
                         "At --latent-rounding-at: freeze (round the latents to their codes and stop training them) or "

@@ -18,6 +18,7 @@
 #include "compressor/warm_start.h"
 #include "core/device_name.h"
 #include "core/number_formats.h"
+#include "format/container.h"
 #if NMC_HAS_FUSED_TRAINER
 #include "compressor/fused_training.h"
 #endif
@@ -128,11 +129,16 @@ std::optional<TrainerPath> trainer_path_from_string(const std::string& s) {
 }
 
 const char* to_string(LatentAdam a) {
-    return a == LatentAdam::sparse ? "sparse" : "dense";
+    switch (a) {
+        case LatentAdam::automatic: return "auto";
+        case LatentAdam::dense: return "dense";
+        case LatentAdam::sparse: return "sparse";
+    }
+    return "unknown";
 }
 
 std::optional<LatentAdam> latent_adam_from_string(const std::string& s) {
-    for (LatentAdam a : {LatentAdam::dense, LatentAdam::sparse})
+    for (LatentAdam a : {LatentAdam::automatic, LatentAdam::dense, LatentAdam::sparse})
         if (s == to_string(a)) return a;
     return std::nullopt;
 }
@@ -485,6 +491,8 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
     });
     NMC_RETURN_IF_ERROR(status);
     NMC_RETURN_IF_ERROR(impl->choose_trainer(target));
+    if (impl->options.latent_adam == LatentAdam::automatic)
+        impl->options.latent_adam = impl->trains_fused() ? LatentAdam::sparse : LatentAdam::dense;
 
     impl->info = target;
     impl->info.planes.clear();
@@ -752,8 +760,12 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
     auto pack = compressor.export_pack();
     if (!pack.ok()) return pack.status();
 
-    // Measure what a reader gets: write, read back, decode with the CPU decoder.
-    auto first = write_pack(*pack);
+    // Measure what a reader gets: write, read back, decode with the CPU decoder. The rewrites below change the
+    // metadata only: the cache keeps zstd from compressing the latents and weights again.
+    CompressedSectionCache cache;
+    WriteOptions write_options;
+    write_options.cache = &cache;
+    auto first = write_pack(*pack, write_options);
     if (!first.ok()) return first.status();
     auto read_back = read_pack(first->data(), first->size());
     if (!read_back.ok()) return read_back.status().with_context("reading back the written pack");
@@ -782,7 +794,7 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
     for (int attempt = 0; attempt < 4; ++attempt) {
         result.pack.quality.bits_per_texel = 8.0 * static_cast<double>(file.size()) /
                                              (static_cast<double>(target.width) * target.height);
-        auto bytes = write_pack(result.pack);
+        auto bytes = write_pack(result.pack, write_options);
         if (!bytes.ok()) return bytes.status();
         const bool settled = bytes->size() == file.size();
         file = std::move(*bytes);

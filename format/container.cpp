@@ -157,8 +157,20 @@ std::string quote_fourcc(const std::string& fourcc) {
     return "'" + fourcc + "'";
 }
 
+const std::vector<uint8_t>* CompressedSectionCache::find(const std::string& fourcc, const std::vector<uint8_t>& raw,
+                                                         int level) const {
+    const auto it = entries_.find(fourcc);
+    if (it == entries_.end() || it->second.level != level || it->second.raw != raw) return nullptr;
+    return &it->second.frame;
+}
+
+void CompressedSectionCache::store(const std::string& fourcc, const std::vector<uint8_t>& raw, int level,
+                                   std::vector<uint8_t> frame) {
+    entries_[fourcc] = Entry{raw, level, std::move(frame)};
+}
+
 Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress,
-                                             int zstd_level) {
+                                             int zstd_level, CompressedSectionCache* cache) {
     if (sections.empty() || sections.size() > kMaxSectionCount)
         return Status(StatusCode::invalid_argument, "section count " + std::to_string(sections.size()) +
                                                         " outside 1.." + std::to_string(kMaxSectionCount));
@@ -193,15 +205,23 @@ Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& 
         e.raw_size = s.raw.size();
         e.raw_crc = crc32c(s.raw.data(), s.raw.size());
         if (compress && !s.raw.empty()) {
-            std::vector<uint8_t> buffer(ZSTD_compressBound(s.raw.size()));
-            const size_t n =
-                ZSTD_compressCCtx(cctx.get(), buffer.data(), buffer.size(), s.raw.data(), s.raw.size(), zstd_level);
-            if (ZSTD_isError(n))
-                return Status(StatusCode::internal, "section " + quote_fourcc(s.fourcc) +
-                                                        ": ZSTD_compressCCtx failed: " + ZSTD_getErrorName(n));
-            // spec 3.4 and 9: only where smaller, and never beyond the ratio a reader accepts.
-            if (n < s.raw.size() && s.raw.size() / kMaxCompressionRatio <= n) {
+            const std::vector<uint8_t>* cached = cache ? cache->find(s.fourcc, s.raw, zstd_level) : nullptr;
+            std::vector<uint8_t> buffer;
+            if (cached) {
+                buffer = *cached;
+            } else {
+                buffer.resize(ZSTD_compressBound(s.raw.size()));
+                const size_t n =
+                    ZSTD_compressCCtx(cctx.get(), buffer.data(), buffer.size(), s.raw.data(), s.raw.size(), zstd_level);
+                if (ZSTD_isError(n))
+                    return Status(StatusCode::internal, "section " + quote_fourcc(s.fourcc) +
+                                                            ": ZSTD_compressCCtx failed: " + ZSTD_getErrorName(n));
                 buffer.resize(n);
+                if (cache) cache->store(s.fourcc, s.raw, zstd_level, buffer);
+            }
+            // spec 3.4 and 9: only where smaller, and never beyond the ratio a reader accepts.
+            const size_t n = buffer.size();
+            if (n < s.raw.size() && s.raw.size() / kMaxCompressionRatio <= n) {
                 compressed[i] = std::move(buffer);
                 e.compression = static_cast<int>(Compression::zstd);
             }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,11 +33,30 @@ struct SectionPayload {
     std::vector<uint8_t> raw;
 };
 
+// zstd's output for sections written before, reused when a section's raw bytes and level are the same: the
+// compressor serialises a pack several times while only its metadata changes (compressor's finish_compression),
+// and zstd at level 19 takes about a second on a 2K material's latents. One entry per fourcc, the last written.
+class CompressedSectionCache {
+public:
+    // The zstd frame of `raw` at `level` if this cache holds it (the raw bytes are compared in full).
+    const std::vector<uint8_t>* find(const std::string& fourcc, const std::vector<uint8_t>& raw, int level) const;
+    void store(const std::string& fourcc, const std::vector<uint8_t>& raw, int level, std::vector<uint8_t> frame);
+
+private:
+    struct Entry {
+        std::vector<uint8_t> raw;
+        int level = 0;
+        std::vector<uint8_t> frame;
+    };
+    std::map<std::string, Entry> entries_;
+};
+
 // Lays the sections out canonically (spec 3.3) in the order given, compressing each with zstd where
-// `compress` is set and that makes it smaller without breaking the 64:1 ratio limit of spec 9.
+// `compress` is set and that makes it smaller without breaking the 64:1 ratio limit of spec 9. With a `cache`,
+// sections it holds are not compressed again (the file is the same byte for byte) and new ones are stored in it.
 // Fails with invalid_argument for a bad fourcc or zstd level, limit_exceeded beyond spec 9.
 Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress,
-                                             int zstd_level);
+                                             int zstd_level, CompressedSectionCache* cache = nullptr);
 
 // One section of a parsed file. `raw` points into the file (uncompressed) or into `decompressed`.
 struct LoadedSection {

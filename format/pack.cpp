@@ -98,7 +98,7 @@ Result<std::vector<uint8_t>> write_pack(const Pack& pack, const WriteOptions& op
     sections[0] = {"META", true, std::vector<uint8_t>(json->begin(), json->end())};
     sections[1] = {"LATN", true, pack_latents(pack.latents)};
     sections[2] = {"WGHT", true, pack_weights(pack.network)};
-    return write_container(sections, options.compress, options.zstd_level);
+    return write_container(sections, options.compress, options.zstd_level, options.cache);
 }
 
 Status write_pack_file(const std::string& path, const Pack& pack, const WriteOptions& options, bool overwrite) {

@@ -164,9 +164,13 @@ Result<Pack> read_pack(const uint8_t* data, size_t size, ContainerInfo* containe
 Result<Pack> read_pack_file(const std::string& path, ContainerInfo* container = nullptr,
                             const ReadOptions& options = {});
 
+class CompressedSectionCache;  // format/container.h
+
 struct WriteOptions {
     bool compress = true;     // zstd-compress sections where that makes them smaller
     int zstd_level = 19;
+    // zstd's output of earlier writes, for writing a pack again with only some sections changed; null: none.
+    CompressedSectionCache* cache = nullptr;
 };
 
 // Serialises a pack. Fails with invalid_argument if the Pack breaks a rule of the spec (the writer checks

@@ -33,9 +33,9 @@ double relative_error(const std::vector<float>& a, const std::vector<float>& ref
     return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-CompressOptions fused_options(int size, int64_t steps, int batch) {
+CompressOptions fused_options(int size, int64_t steps, int batch, int features = 8) {
     CompressOptions o;
-    o.shape = LatentShape{2, 8, 4, latent_level_count(size, size, static_cast<int>(std::log2(size)) + 1, 2)};
+    o.shape = LatentShape{2, features, 4, latent_level_count(size, size, static_cast<int>(std::log2(size)) + 1, 2)};
     o.steps = steps;
     o.batch_size = batch;
     o.seed = 3;
@@ -62,10 +62,12 @@ CompressOptions fused_options(int size, int64_t steps, int batch) {
 //   not against those of a trained one, whose residuals are small too (5.6e-2 and 8.0e-2 at most after 60 steps in
 //   two runs, which differ because the latent gradients are summed with atomics; bound 0.15).
 //   A wrong term (a missing activation derivative, a transposed tile, a lost scale) gives errors of order 1.
-TEST(FusedTrainer, GradientsMatchAutograd) {
+// The kernels move a latent texel's features in float4s (F a multiple of 4), float2s (F even) or one at a time:
+// each way is checked (F = 8, 6, 5).
+void expect_gradients_match_autograd(int features) {
     constexpr int kSize = 32;
     const TrainingTarget target = test::synthetic_material(kSize);
-    auto compressor = Compressor::create(target, fused_options(kSize, 200, 4096));
+    auto compressor = Compressor::create(target, fused_options(kSize, 200, 4096, features));
     if (!compressor.ok() && fused_unavailable(compressor.status())) GTEST_SKIP() << compressor.status().to_string();
     ASSERT_TRUE(compressor.ok()) << compressor.status().to_string();
     ASSERT_EQ((*compressor)->trainer_path(), TrainerPath::fused);
@@ -91,9 +93,9 @@ TEST(FusedTrainer, GradientsMatchAutograd) {
             const double loss_error = std::fabs(fused->loss - eager->loss) / eager->loss;
             const double squared_error = std::fabs(fused->squared_error - eager->squared_error) / eager->squared_error;
             const double latent_error = relative_error(fused->latents, eager->latents);
-            std::printf("[ measured ] %s, %s weights: loss %.6g vs %.6g (rel %.2e), squared error rel %.2e, latent "
-                        "gradient rel %.2e",
-                        trained ? "after 60 steps" : "at the start", quantize ? "quantised" : "float", fused->loss,
+            std::printf("[ measured ] F=%d, %s, %s weights: loss %.6g vs %.6g (rel %.2e), squared error rel %.2e, "
+                        "latent gradient rel %.2e",
+                        features, trained ? "after 60 steps" : "at the start", quantize ? "quantised" : "float", fused->loss,
                         eager->loss, loss_error, squared_error, latent_error);
             const double loss_tolerance = quantize ? 1e-5 : 2e-3;
             const double gradient_tolerance = quantize ? 5e-3 : (trained ? 0.15 : 2e-2);
@@ -112,6 +114,10 @@ TEST(FusedTrainer, GradientsMatchAutograd) {
         }
     }
 }
+
+TEST(FusedTrainer, GradientsMatchAutograd) { expect_gradients_match_autograd(8); }
+TEST(FusedTrainer, GradientsMatchAutogradWithEvenFeatureCount) { expect_gradients_match_autograd(6); }
+TEST(FusedTrainer, GradientsMatchAutogradWithOddFeatureCount) { expect_gradients_match_autograd(5); }
 
 // Short runs on a smooth 64x64 material with each trainer, same seeds and settings. The fused path is the same
 // model (same initial parameters for a seed) trained on other random draws (its own hash RNG), so a pair differs

@@ -7,6 +7,7 @@
 
 #include "core/file_io.h"
 #include "core/number_formats.h"
+#include "format/container.h"
 #include "tests/format/golden_pack.h"
 #include "tests/format/pack_equality.h"
 
@@ -50,6 +51,32 @@ TEST(RoundTrip, ZstdPackReadsBackIdenticalAndCompressesMetadata) {
 TEST(RoundTrip, SameInputGivesSameBytes) {
     const Pack pack = testing::make_golden_pack();
     EXPECT_EQ(write_pack(pack).value(), write_pack(pack).value());
+}
+
+// The compressor rewrites a pack whose metadata changed with a CompressedSectionCache: the bytes must be those of
+// a write without it, and only sections whose raw bytes and zstd level are unchanged may come from the cache.
+TEST(RoundTrip, CompressedSectionCacheChangesNoByte) {
+    Pack pack = testing::make_golden_pack();
+    CompressedSectionCache cache;
+    WriteOptions cached;
+    cached.cache = &cache;
+    EXPECT_EQ(write_pack(pack, cached).value(), write_pack(pack).value());
+    pack.quality.bits_per_texel += 0.125;  // metadata only, as compressor's settling loop does
+    EXPECT_EQ(write_pack(pack, cached).value(), write_pack(pack).value());
+    pack.latents.levels[0].codes[0] ^= 1;  // the latents too
+    const std::vector<uint8_t> rewritten = write_pack(pack, cached).value();
+    EXPECT_EQ(rewritten, write_pack(pack).value());
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(rewritten)));
+
+    const std::vector<uint8_t> raw = {1, 2, 3, 4, 5, 6, 7, 8};
+    cache.store("TEST", raw, 19, {9, 9});
+    ASSERT_NE(cache.find("TEST", raw, 19), nullptr);
+    EXPECT_EQ(*cache.find("TEST", raw, 19), (std::vector<uint8_t>{9, 9}));
+    EXPECT_EQ(cache.find("TEST", raw, 3), nullptr);
+    EXPECT_EQ(cache.find("TSET", raw, 19), nullptr);
+    std::vector<uint8_t> changed = raw;
+    changed.back() = 0;
+    EXPECT_EQ(cache.find("TEST", changed, 19), nullptr);
 }
 
 TEST(RoundTrip, FloatsAndOptionalPartsSurviveExactly) {
