@@ -41,10 +41,12 @@ CompressOptions fused_options(int size, int64_t steps, int batch, int features =
     o.seed = 3;
     o.device = "cuda";
     o.trainer = TrainerPath::fused;
-    // The presets' learning rates differ by trainer (Compressor.PresetScheduleFollowsTheTrainer): pin them, so that
-    // the fused and the eager runs of a comparison train the same schedule.
+    // The presets' learning rates differ by trainer (Compressor.PresetScheduleFollowsTheTrainer), and so does the
+    // latent Adam of LatentAdam::automatic: pin them, so that the fused and the eager runs of a comparison train the
+    // same schedule.
     o.latent_learning_rate = 0.1f;
     o.network_learning_rate = 0.02f;
+    o.latent_adam = LatentAdam::dense;
     return o;
 }
 
@@ -57,9 +59,10 @@ CompressOptions fused_options(int size, int64_t steps, int batch, int features =
 //   fp16 inside the kernels (2^-11 relative per value, through up to four layers, summed in fp32), within 5e-3
 //   relative L2 error (3e-4 at most).
 // - With float weights the kernels round them to fp16 (2^-11 relative each). That moves some E4M3 inputs of the next
-//   layer by a whole E4M3 step, which changes a texel's output by about 1e-3: small against the loss (within 2e-3
-//   relative; 1.4e-4 and 8.3e-4), and against the gradients of an untrained model (within 2e-2; 2.9e-3 at most), but
-//   not against those of a trained one, whose residuals are small too (5.6e-2 and 8.0e-2 at most after 60 steps in
+//   layer by a whole E4M3 step, which changes a texel's output by about 1e-3: small against the loss of an untrained
+//   model (within 2e-3 relative; 1.4e-4), less so against the smaller loss of a trained one (within 5e-3; 8.3e-4
+//   and 1.9e-3 in two runs after 60 steps of dense latent Adam, 2.5e-3 after sparse; F = 6 and 5: 7.5e-4, 1.4e-3), and against the gradients of an untrained
+//   model (within 2e-2; 2.9e-3 at most), but not against those of a trained one, whose residuals are small too (5.6e-2 and 8.0e-2 at most after 60 steps in
 //   two runs, which differ because the latent gradients are summed with atomics; bound 0.15).
 //   A wrong term (a missing activation derivative, a transposed tile, a lost scale) gives errors of order 1.
 // The kernels move a latent texel's features in float4s (F a multiple of 4), float2s (F even) or one at a time:
@@ -97,7 +100,7 @@ void expect_gradients_match_autograd(int features) {
                         "latent gradient rel %.2e",
                         features, trained ? "after 60 steps" : "at the start", quantize ? "quantised" : "float", fused->loss,
                         eager->loss, loss_error, squared_error, latent_error);
-            const double loss_tolerance = quantize ? 1e-5 : 2e-3;
+            const double loss_tolerance = quantize ? 1e-5 : (trained ? 5e-3 : 2e-3);
             const double gradient_tolerance = quantize ? 5e-3 : (trained ? 0.15 : 2e-2);
             EXPECT_LT(loss_error, loss_tolerance);
             EXPECT_LT(squared_error, loss_tolerance);
