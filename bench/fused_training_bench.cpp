@@ -252,9 +252,10 @@ int main(int argc, char** argv) {
             rows.push_back(row);
         }
     }
-    std::printf("\nms per training step at batch %d (fused: Compressor::train with the fused kernels; kernels: the same "
-                "kernels on random buffers, per-kernel cudaEvent times; latent update bytes = 8 floats read/written "
-                "per latent value; lat-sparse: the latent update with sparse latent Adam)\n",
+    std::printf("\nms per training step at batch %d (fused: Compressor::train with the fused kernels and its default, "
+                "sparse latent Adam; eager: its default, dense; kernels: the same kernels on random buffers, "
+                "per-kernel cudaEvent times, dense latent Adam; latent update bytes = 8 floats read/written per latent "
+                "value; lat-sparse: the latent update with sparse latent Adam)\n",
                 settings.batch);
     std::printf("%-30s %5s %5s %-12s %9s %9s %9s %8s %9s | %8s %8s %8s %8s %10s\n", "material", "size", "bpp",
                 "S,F,b,K", "latentsM", "fused", "eager", "speedup", "kernels", "train", "net-upd", "lat-upd", "lat GB/s",
