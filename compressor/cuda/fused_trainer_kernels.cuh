@@ -264,6 +264,18 @@ struct LatentVector {
     static constexpr int width = V;
 };
 
+// Calls body(LatentVector<V>{}) with the widest V for F features (4, 2 or 1).
+template <typename Body>
+__device__ __forceinline__ void with_latent_vector(int features, Body&& body) {
+    if ((features & 3) == 0) {
+        body(LatentVector<4>{});
+    } else if ((features & 1) == 0) {
+        body(LatentVector<2>{});
+    } else {
+        body(LatentVector<1>{});
+    }
+}
+
 template <int V>
 __device__ __forceinline__ void load_latents(const float* p, float (&out)[V]) {
     if constexpr (V == 4) {
@@ -459,7 +471,7 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
         auto sample = [&](float va, float vb, float vc, float vd) {
             return ((weight[0] * va + weight[1] * vb) + weight[2] * vc) + weight[3] * vd;
         };
-        auto gather = [&](auto vector) {
+        with_latent_vector(F, [&](auto vector) {
             constexpr int V = decltype(vector)::width;
             for (int f = 0; f < F; f += V) {
                 float q[4][V];
@@ -472,14 +484,7 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
                     x0_row[level_sel * F + f + e] = fp8_half(s);
                 }
             }
-        };
-        if ((F & 3) == 0) {
-            gather(LatentVector<4>{});
-        } else if ((F & 1) == 0) {
-            gather(LatentVector<2>{});
-        } else {
-            gather(LatentVector<1>{});
-        }
+        });
         if (level_sel == 0) {
             // spec 8.4 from level k0's px, py; spec 8.5: the LOD input m * 0.25.
             __half* pe = x0_row + 2 * F;
@@ -681,7 +686,7 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
             __syncwarp();
             if (valid) {
                 const float* d = scratch + r * kScratchStride + level_sel * F;
-                auto scatter = [&](auto vector) {
+                with_latent_vector(F, [&](auto vector) {
                     constexpr int V = decltype(vector)::width;
                     for (int f = 0; f < F; f += V) {
                         float df[V];
@@ -695,14 +700,7 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
                             add_latent_gradient<V>(a.latent_grad + static_cast<size_t>(corner[c]) * F + f, g);
                         }
                     }
-                };
-                if ((F & 3) == 0) {
-                    scatter(LatentVector<4>{});
-                } else if ((F & 1) == 0) {
-                    scatter(LatentVector<2>{});
-                } else {
-                    scatter(LatentVector<1>{});
-                }
+                });
             }
             __syncwarp();
         }
