@@ -23,6 +23,7 @@ constexpr int kHiddenWidth = 64;
 constexpr double kAdamBeta1 = 0.9;
 constexpr double kAdamBeta2 = 0.999;
 constexpr double kAdamEpsilon = 1e-8;
+constexpr double kLatentAdamEpsilon = 1e-12;  // the latents' (compressor/compressor.cpp says why)
 
 // The last layer's stored format (compressor/rate_control.h OutputLayerFormat).
 enum class OutputWeights { int8_scaled, e4m3, e4m3_scaled };

@@ -834,13 +834,15 @@ struct UpdateArgs {
     float squared_factor = 0;       // 1 / (batch * C)
 };
 
+template <bool kLatent = false>
 __device__ __forceinline__ void adam_update(float& p, float& m, float& v, float grad, float step_size,
                                             float bias_correction2_sqrt) {
+    constexpr float kEpsilon = static_cast<float>(kLatent ? kLatentAdamEpsilon : kAdamEpsilon);
     // torch::optim::Adam: m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2;
     // p -= step_size * m / (sqrt(v) / sqrt(1 - beta2^t) + eps).
     m = m * static_cast<float>(kAdamBeta1) + grad * static_cast<float>(1.0 - kAdamBeta1);
     v = v * static_cast<float>(kAdamBeta2) + (grad * grad) * static_cast<float>(1.0 - kAdamBeta2);
-    const float denominator = sqrtf(v) / bias_correction2_sqrt + static_cast<float>(kAdamEpsilon);
+    const float denominator = sqrtf(v) / bias_correction2_sqrt + kEpsilon;
     p = p + -step_size * (m / denominator);
 }
 
@@ -1005,7 +1007,7 @@ __global__ void __launch_bounds__(kThreads) latent_update_kernel(float4* latents
         float4 vv = v[i];
         const auto update = [&](float& pc, float& mc, float& vc, float gc) {
             if (kSparse && gc == 0.0f) return;
-            adam_update(pc, mc, vc, gc, step_size, bias_correction2_sqrt);
+            adam_update<true>(pc, mc, vc, gc, step_size, bias_correction2_sqrt);
             pc = fminf(fmaxf(pc, lo), hi);
         };
         update(p.x, mm.x, vv.x, gr.x);
@@ -1029,7 +1031,7 @@ __global__ void __launch_bounds__(kThreads) latent_update_scalar_kernel(float* l
         const float g = grad[i];
         if (kSparse && g == 0.0f) continue;
         float p = latents[i], mm = m[i], vv = v[i];
-        adam_update(p, mm, vv, g, step_size, bias_correction2_sqrt);
+        adam_update<true>(p, mm, vv, g, step_size, bias_correction2_sqrt);
         latents[i] = fminf(fmaxf(p, lo), hi);
         m[i] = mm;
         v[i] = vv;
