@@ -30,9 +30,10 @@ const char* to_string(TrainerPath p);  // "auto", "fused", "eager"
 std::optional<TrainerPath> trainer_path_from_string(const std::string& s);
 
 // Steps, batch size and Adam learning rates of a preset (docs/compressor.md, "Presets"): fast 600 x 8192 and normal
-// 3000 x 8192 with a network rate of 0.02 (short schedules gain from it: measured +0.5 dB at 600 steps), best
-// NTC's 100000 x 65536 with 0.005. On the fused CUDA trainer (`fused`), where 3000 steps take a fraction of a
-// second, normal is NTC's 20000 x 65536 with 0.005 instead. The latent rate is 0.1 everywhere.
+// 6000 x 8192 with a network rate of 0.02 (short schedules gain from it: measured +0.5 dB at 600 steps), best
+// NTC's 100000 x 65536 with 0.005. On the fused CUDA trainer (`fused`), where 6000 steps take a fraction of a
+// second, fast is 10000 and normal NTC's 20000 steps of 65536 texels with 0.005 instead. The latent rate is 0.1
+// everywhere.
 struct PresetSettings {
     int64_t steps = 0;
     int batch_size = 0;

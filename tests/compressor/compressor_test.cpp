@@ -289,7 +289,7 @@ TEST(Compressor, TrainerPathOnCpu) {
 // Presets follow the trainer: the CPU keeps the short schedules, the fused CUDA trainer trains NTC's 20k x 65536 for
 // `normal`; explicit settings win over either.
 TEST(Compressor, PresetScheduleFollowsTheTrainer) {
-    EXPECT_EQ(preset_settings(QualityPreset::normal).steps, 3000);
+    EXPECT_EQ(preset_settings(QualityPreset::normal).steps, 6000);
     EXPECT_EQ(preset_settings(QualityPreset::normal).batch_size, 8192);
     EXPECT_EQ(preset_settings(QualityPreset::normal, true).steps, 20000);
     EXPECT_EQ(preset_settings(QualityPreset::normal, true).batch_size, 65536);
@@ -299,7 +299,7 @@ TEST(Compressor, PresetScheduleFollowsTheTrainer) {
     EXPECT_EQ(preset_settings(QualityPreset::best, true).steps, preset_settings(QualityPreset::best).steps);
     CompressOptions o;
     EXPECT_FALSE(trains_fused(o));  // the CPU
-    EXPECT_EQ(effective_steps(o), 3000);
+    EXPECT_EQ(effective_steps(o), 6000);
     o.device = "cuda";
     o.trainer = TrainerPath::eager;
     EXPECT_FALSE(trains_fused(o));
