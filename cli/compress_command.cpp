@@ -183,14 +183,26 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     CompressOptions options;
     if (!o.latent_shape.empty()) {
         LatentShape shape;
+        int levels = 0;
         char tail = 0;
-        if (std::sscanf(o.latent_shape.c_str(), "%d,%d,%d%c", &shape.grid_scale, &shape.feature_count, &shape.bits,
-                        &tail) != 3) {
+        const int fields = std::sscanf(o.latent_shape.c_str(), "%d,%d,%d,%d%c", &shape.grid_scale,
+                                       &shape.feature_count, &shape.bits, &levels, &tail);
+        if (fields != 3 && fields != 4) {
             print_error(Status(StatusCode::invalid_argument,
-                               "--latent-shape must be S,F,b (grid scale, features, bits), got '" + o.latent_shape + "'"));
+                               "--latent-shape must be S,F,b or S,F,b,K (grid scale, features, bits, latent levels), "
+                               "got '" + o.latent_shape + "'"));
             return kExitUsage;
         }
-        shape.level_count = latent_level_count(target.width, target.height, target.mip_count, shape.grid_scale);
+        // K defaults to the full pyramid (down to 1 x 1 or one level past the last mip); a shorter one (spec 5.5: any
+        // K >= 2) saves the small levels' bytes, and the mips above level K - 2 read the last two levels.
+        const int full = latent_level_count(target.width, target.height, target.mip_count, std::max(1, shape.grid_scale));
+        shape.level_count = fields == 4 ? levels : full;
+        if (fields == 4 && (levels < 2 || levels > full)) {
+            print_error(Status(StatusCode::invalid_argument, "--latent-shape: K must be 2.." + std::to_string(full) +
+                                                                 " for this material and grid scale, got " +
+                                                                 std::to_string(levels)));
+            return kExitUsage;
+        }
         options.shape = shape;
     }
     options.preset = *preset;
@@ -424,7 +436,8 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "Write the smallest pack whose PSNR (all channels, all mips) reaches this many dB")
         ->check(CLI::Range(1.0, 99.0));
     command->add_option("--latent-shape", options->latent_shape,
-                        "Latent grid scale, features and bits as S,F,b (e.g. 4,12,4), instead of rate control's choice");
+                        "Latent grid scale, features, bits and optionally levels as S,F,b[,K] (e.g. 4,12,4), instead "
+                        "of rate control's choice (K: the full pyramid unless given)");
     command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");

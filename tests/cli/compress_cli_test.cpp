@@ -69,6 +69,28 @@ TEST(CompressCli, WritesThePackItReports) {
     EXPECT_GT(seconds["measure"].get<double>(), 0.0);
 }
 
+// --latent-shape S,F,b,K: a shorter latent pyramid than the full one, stored as given (the mips above level K - 2 read
+// the last two levels, spec 8.1), and measured by decoding it like any other pack.
+TEST(CompressCli, LatentShapeTakesALevelCount) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string pack = dir.file("crate.nmc");
+    CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --latent-shape 1,4,4 --json",
+                              dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const int full = parse(r.out)["latents"]["levels"].get<int>();
+    ASSERT_GT(full, 2) << r.out;
+    r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --latent-shape 1,4,4,2 --force --json",
+                dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json report = parse(r.out);
+    EXPECT_EQ(report["latents"]["levels"], 2) << r.out;
+    EXPECT_GT(report["psnr_db"].get<double>(), 0.0);
+    const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    EXPECT_EQ(parse(inspect.out)["latents"]["levels"].size(), 2u) << inspect.out;
+}
+
 // --hidden-layers picks the network; the pack and the report say which.
 TEST(CompressCli, HiddenLayersAreStoredInThePack) {
     TempDir dir;
@@ -122,7 +144,8 @@ TEST(CompressCli, UsageErrorsExit2BeforeTraining) {
     for (const std::string& flags : {std::string(" --device gpu"), std::string(" --device cuda:x"),
                                      std::string(" --normal-mode zz"), std::string(" --quality slow"),
                                      std::string(" --target-psnr 30 --latent-shape 2,4,4"),
-                                     std::string(" --latent-shape 2,4"), std::string(" --trainer fused"),
+                                     std::string(" --latent-shape 2,4"), std::string(" --latent-shape 2,4,4,1"),
+                                     std::string(" --latent-shape 2,4,4,17"), std::string(" --trainer fused"),
                                      std::string(" --hidden-layers 64,,32"), std::string(" --hidden-layers 64,x"),
                                      std::string(" --hidden-layers 300"), std::string(" --hidden-layers 0,16"),
                                      std::string(" --hidden-layers 8,8,8,8,8,8,8,8")}) {
