@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compressor/adam_constants.h"
 #include "compressor/model.h"
 #include "compressor/warm_start.h"
 #include "core/device_name.h"
@@ -30,14 +31,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr int64_t kEvaluationChunk = 65536;
-// Adam as NTC and torch::optim::Adam's defaults (the fused kernels use the same: compressor/cuda/fused_trainer.h).
-constexpr double kAdamBeta1 = 0.9;
-constexpr double kAdamBeta2 = 0.999;
-constexpr double kAdamEpsilon = 1e-8;
-// The latents' epsilon is smaller: a latent's gradient (of a batch-mean loss, shared by the few texels of a batch that
-// touch it) is about 1e-9 late in training, where 1e-8 would shrink its steps several times. 1e-12 and 1e-15 measured
-// the same, 1e-8 0.15-0.77 dB lower at 100k steps (bench/results/20261201T0440-h200-sweep-ntc-differences.txt).
-constexpr double kLatentAdamEpsilon = 1e-12;
 // The quantisation trace's fixed texel set: as many texels as a batch of NTC's schedule on a GPU, fewer on the CPU
 // (five evaluations of 16,384 texels add about a second to a CPU run).
 constexpr int64_t kTraceTexelsCuda = 65536;

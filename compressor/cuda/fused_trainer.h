@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "compressor/adam_constants.h"
 #include "core/status.h"
 
 namespace nmc::fused {
@@ -18,12 +19,6 @@ constexpr int kMaxLevels = 16;
 constexpr int kMaxChannels = 16;
 constexpr int kLayerCount = 4;    // the default network: input -> 64 -> 64 -> 64 -> C (spec 5.6)
 constexpr int kHiddenWidth = 64;
-
-// Adam's constants, as the eager trainer's torch::optim::Adam uses them.
-constexpr double kAdamBeta1 = 0.9;
-constexpr double kAdamBeta2 = 0.999;
-constexpr double kAdamEpsilon = 1e-8;
-constexpr double kLatentAdamEpsilon = 1e-12;  // the latents' (compressor/compressor.cpp says why)
 
 // The last layer's stored format (compressor/rate_control.h OutputLayerFormat).
 enum class OutputWeights { int8_scaled, e4m3, e4m3_scaled };
