@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
             row.material = name;
             row.size = target.width;
             row.bpp = bpp;
-            auto choice = nmc::choose_latent_shape(target.width, target.height, target.mip_count,
+            auto choice = nmc::choose_latent_shape(target.width, target.height,
                                                    static_cast<int>(target.channels.size()),
                                                    static_cast<int>(target.textures.size()), bpp, {},
                                                    nmc::shape_preference_for_steps(

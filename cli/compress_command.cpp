@@ -193,10 +193,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                                "got '" + o.latent_shape + "'"));
             return kExitUsage;
         }
-        // K defaults to the full pyramid (down to 1 x 1 or one level past the last mip); a shorter one (spec 5.5: any
-        // K >= 2) saves the small levels' bytes, and the mips above level K - 2 read the last two levels.
+        // K defaults to rate control's two levels; up to the full pyramid (down to 1 x 1 or one level past the last
+        // mip) may be asked for, and the mips above level K - 2 read the last two levels (spec 8.1).
         const int full = latent_level_count(target.width, target.height, target.mip_count, std::max(1, shape.grid_scale));
-        shape.level_count = fields == 4 ? levels : full;
+        shape.level_count = fields == 4 ? levels : kDefaultLatentLevelCount;
         if (fields == 4 && (levels < 2 || levels > full)) {
             print_error(Status(StatusCode::invalid_argument, "--latent-shape: K must be 2.." + std::to_string(full) +
                                                                  " for this material and grid scale, got " +
@@ -437,7 +437,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->check(CLI::Range(1.0, 99.0));
     command->add_option("--latent-shape", options->latent_shape,
                         "Latent grid scale, features, bits and optionally levels as S,F,b[,K] (e.g. 4,12,4), instead "
-                        "of rate control's choice (K: the full pyramid unless given)");
+                        "of rate control's choice (K: 2 unless given, up to the full pyramid)");
     command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");

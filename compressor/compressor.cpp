@@ -428,7 +428,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
         model.shape = *options.shape;
         model.network = nmc::network_shape(model.shape.feature_count, channel_count, options.network);
     } else {
-        auto choice = choose_latent_shape(target.width, target.height, target.mip_count, channel_count,
+        auto choice = choose_latent_shape(target.width, target.height, channel_count,
                                           static_cast<int>(target.textures.size()), options.target_bpp,
                                           options.network, shape_preference_for_steps(impl->total_steps));
         if (!choice.ok()) return choice.status();

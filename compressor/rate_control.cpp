@@ -20,7 +20,7 @@ constexpr int kMinFeatures = 4;
 constexpr int kMaxFeatures = 16;
 constexpr int kBitCounts[] = {1, 2, 4, 8};
 // Shapes within this fraction of the largest fitting latent byte count count as equally good (see header).
-constexpr double kNearBestFraction = 0.95;
+constexpr double kNearBestFraction = 0.90;
 
 }  // namespace
 
@@ -96,7 +96,7 @@ ShapePreference shape_preference_for_steps(int64_t steps) {
     return steps >= kMostFeaturesMinSteps ? ShapePreference::most_features : ShapePreference::finest_grid;
 }
 
-Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int channel_count, int texture_count,
+Result<RateChoice> choose_latent_shape(int width, int height, int channel_count, int texture_count,
                                        double target_bpp, const NetworkChoice& network,
                                        ShapePreference preference) {
     if (!(target_bpp > 0) || !std::isfinite(target_bpp))
@@ -110,7 +110,7 @@ Result<RateChoice> choose_latent_shape(int width, int height, int mip_count, int
         for (int features = kMinFeatures; features <= kMaxFeatures; ++features)
             for (int bits : kBitCounts) {
                 RateChoice choice;
-                choice.shape = {scale, features, bits, latent_level_count(width, height, mip_count, scale)};
+                choice.shape = {scale, features, bits, kDefaultLatentLevelCount};
                 choice.network = network_shape(features, channel_count, network);
                 choice.estimated_file_bytes = latent_section_bytes(width, height, choice.shape) +
                                               weight_section_bytes(choice.network) + fixed;

@@ -30,7 +30,7 @@ struct Measured {
 // Rate control's shape for `bpp` bits per texel of this target, as a rung (with its estimate in bits per texel).
 Result<RateRung> rung_for_budget(const TrainingTarget& target, double bpp, const NetworkChoice& network,
                                  ShapePreference preference) {
-    auto choice = choose_latent_shape(target.width, target.height, target.mip_count,
+    auto choice = choose_latent_shape(target.width, target.height,
                                       static_cast<int>(target.channels.size()),
                                       static_cast<int>(target.textures.size()), bpp, network, preference);
     if (!choice.ok()) return choice.status();

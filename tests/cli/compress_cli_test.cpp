@@ -69,8 +69,8 @@ TEST(CompressCli, WritesThePackItReports) {
     EXPECT_GT(seconds["measure"].get<double>(), 0.0);
 }
 
-// --latent-shape S,F,b,K: a shorter latent pyramid than the full one, stored as given (the mips above level K - 2 read
-// the last two levels, spec 8.1), and measured by decoding it like any other pack.
+// --latent-shape S,F,b,K: the level count as given (the mips above level K - 2 read the last two levels, spec 8.1),
+// 2 (rate control's) when K is left out, and measured by decoding the pack like any other.
 TEST(CompressCli, LatentShapeTakesALevelCount) {
     TempDir dir;
     write_albedo_roughness(dir.file("crate"));
@@ -78,17 +78,19 @@ TEST(CompressCli, LatentShapeTakesALevelCount) {
     CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --latent-shape 1,4,4 --json",
                               dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const int full = parse(r.out)["latents"]["levels"].get<int>();
-    ASSERT_GT(full, 2) << r.out;
-    r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --latent-shape 1,4,4,2 --force --json",
+    EXPECT_EQ(parse(r.out)["latents"]["levels"], 2) << r.out;
+    r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --latent-shape 1,4,4,3 --force --json",
                 dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const Json report = parse(r.out);
-    EXPECT_EQ(report["latents"]["levels"], 2) << r.out;
+    EXPECT_EQ(report["latents"]["levels"], 3) << r.out;
     EXPECT_GT(report["psnr_db"].get<double>(), 0.0);
     const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
     ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-    EXPECT_EQ(parse(inspect.out)["latents"]["levels"].size(), 2u) << inspect.out;
+    EXPECT_EQ(parse(inspect.out)["latents"]["levels"].size(), 3u) << inspect.out;
+    r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --latent-shape 1,4,4,99 --force", dir.path());
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("K must be 2.."), std::string::npos) << r.err;
 }
 
 // --hidden-layers picks the network; the pack and the report say which.

@@ -28,7 +28,7 @@ TEST(RateControl, WeightBytesFollowSpec7) {
 TEST(RateControl, ChoiceFitsBudgetAndGrowsWithIt) {
     uint64_t previous = 0;
     for (double bpp : {1.0, 2.5, 5.0, 10.0, 20.0}) {
-        auto choice = choose_latent_shape(1024, 1024, 11, 7, 3, bpp);
+        auto choice = choose_latent_shape(1024, 1024, 7, 3, bpp);
         ASSERT_TRUE(choice.ok()) << choice.status().to_string();
         EXPECT_LE(choice->estimated_file_bytes, choice->budget_bytes) << bpp;
         EXPECT_GT(choice->estimated_file_bytes, previous) << bpp;
@@ -45,8 +45,8 @@ TEST(RateControl, PreferenceFollowsTheStepCount) {
     EXPECT_EQ(shape_preference_for_steps(kMostFeaturesMinSteps - 1), ShapePreference::finest_grid);
     EXPECT_EQ(shape_preference_for_steps(kMostFeaturesMinSteps), ShapePreference::most_features);
     EXPECT_EQ(shape_preference_for_steps(100000), ShapePreference::most_features);
-    auto fine = choose_latent_shape(2048, 2048, 12, 10, 5, 5.378, {}, shape_preference_for_steps(3000));
-    auto rich = choose_latent_shape(2048, 2048, 12, 10, 5, 5.378, {}, shape_preference_for_steps(100000));
+    auto fine = choose_latent_shape(2048, 2048, 10, 5, 5.378, {}, shape_preference_for_steps(3000));
+    auto rich = choose_latent_shape(2048, 2048, 10, 5, 5.378, {}, shape_preference_for_steps(100000));
     ASSERT_TRUE(fine.ok() && rich.ok());
     EXPECT_EQ(fine->shape.grid_scale, 2);
     EXPECT_EQ(fine->shape.feature_count, 4);
@@ -58,7 +58,7 @@ TEST(RateControl, PreferenceFollowsTheStepCount) {
     EXPECT_GE(static_cast<double>(rich_latents), 0.95 * static_cast<double>(fine_latents));
     EXPECT_LE(rich->estimated_file_bytes, rich->budget_bytes);
     // At 10 bpp the finest grid that fills the budget is S=2 F=7; S=3 F=16 has about the same bytes.
-    auto ten = choose_latent_shape(2048, 2048, 12, 10, 5, 10.0, {}, ShapePreference::most_features);
+    auto ten = choose_latent_shape(2048, 2048, 10, 5, 10.0, {}, ShapePreference::most_features);
     ASSERT_TRUE(ten.ok());
     EXPECT_EQ(ten->shape.grid_scale, 3);
     EXPECT_EQ(ten->shape.feature_count, 16);
@@ -67,8 +67,8 @@ TEST(RateControl, PreferenceFollowsTheStepCount) {
     // At 1.5 bpp every near-best shape has a grid scale above 4 (S=7 F=13): grids coarser than the measured ones
     // keep the finest-grid order, so there too both rankings agree.
     for (const double bpp : {1.5, 2.71, 10.7}) {
-        auto a = choose_latent_shape(2048, 2048, 12, 10, 5, bpp, {}, ShapePreference::finest_grid);
-        auto b = choose_latent_shape(2048, 2048, 12, 10, 5, bpp, {}, ShapePreference::most_features);
+        auto a = choose_latent_shape(2048, 2048, 10, 5, bpp, {}, ShapePreference::finest_grid);
+        auto b = choose_latent_shape(2048, 2048, 10, 5, bpp, {}, ShapePreference::most_features);
         ASSERT_TRUE(a.ok() && b.ok());
         EXPECT_EQ(a->shape.grid_scale, b->shape.grid_scale) << bpp;
         EXPECT_EQ(a->shape.feature_count, b->shape.feature_count) << bpp;
@@ -76,11 +76,11 @@ TEST(RateControl, PreferenceFollowsTheStepCount) {
 }
 
 TEST(RateControl, TooSmallBudgetIsAClearError) {
-    auto choice = choose_latent_shape(64, 64, 7, 6, 3, 0.5);
+    auto choice = choose_latent_shape(64, 64, 6, 3, 0.5);
     ASSERT_FALSE(choice.ok());
     EXPECT_EQ(choice.status().code(), StatusCode::invalid_argument);
     EXPECT_NE(choice.status().message().find("too small"), std::string::npos) << choice.status().message();
-    EXPECT_EQ(choose_latent_shape(64, 64, 7, 6, 3, -1.0).status().code(), StatusCode::invalid_argument);
+    EXPECT_EQ(choose_latent_shape(64, 64, 6, 3, -1.0).status().code(), StatusCode::invalid_argument);
 }
 
 }  // namespace
