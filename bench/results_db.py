@@ -175,7 +175,9 @@ class Database:
 
 
 def nmc_series(row, data):
-    """Series name of an nmc row: device, preset and steps (a GPU run with another preset is another curve)."""
+    """Series name of an nmc row: device, preset and steps (a GPU run with another preset is another curve), and
+    "full latent pyramid" for packs of more than two latent levels (rate control's default until 2026-12-01; since
+    then it writes two, docs/compressor.md "Two latent levels")."""
     device = row.get("device") or data["settings"].get("device") or "cpu"
     quality = row.get("quality") or "default"
     steps = row.get("steps")
@@ -186,6 +188,9 @@ def nmc_series(row, data):
         tag += ", decoded on %s" % row["decode_device"]
     if row.get("extra_args"):
         tag += ", " + row["extra_args"]
+    levels = ((row.get("compress") or {}).get("latents") or {}).get("levels")
+    if levels is not None and levels > 2:
+        tag += ", full latent pyramid"
     return "nmc " + tag
 
 
