@@ -207,6 +207,18 @@ int main(int argc, char** argv) {
                median_ms([&] { check(decoder.decode_queries_on_device(d_queries, queries.size(), d_query_out)); }),
                texels0);
     }
+    // The same pack with two latent levels, what rate control writes since 2026-12-01: every mip reads levels 0 and
+    // 1 (spec 8.1), so the small mips sample the largest levels sparsely instead of levels of their own size. The
+    // rows above keep the full pyramid so that they stay comparable with earlier runs.
+    nmc::test::RandomPackOptions two_levels = o;
+    two_levels.level_count = 2;
+    const nmc::Pack pack2 = nmc::test::make_random_pack(two_levels);
+    for (nmc::CudaMatmulPath path : paths) {
+        auto decoder = nmc::CudaDecoder::create(pack2, {0, path});
+        check(decoder.status());
+        report(nmc::to_string(path), "full decode, all mips, 2 levels",
+               median_ms([&] { check(decoder->decode_all_mips_to_device(d_out)); }), texels_all);
+    }
     BENCH_CHECK(cudaFree(d_out));
 
     auto cpu = nmc::CpuDecoder::create(pack);
