@@ -176,8 +176,9 @@ class Database:
 
 def nmc_series(row, data):
     """Series name of an nmc row: device, preset and steps (a GPU run with another preset is another curve), and
-    "full latent pyramid" for packs of more than two latent levels (rate control's default until 2026-12-01; since
-    then it writes two, docs/compressor.md "Two latent levels")."""
+    "full latent pyramid" for packs of more than two latent levels that rate control chose (its default until
+    2026-12-01; since then it writes two, docs/compressor.md "Two latent levels"); a --latent-shape run is named by
+    its extra arguments already."""
     device = row.get("device") or data["settings"].get("device") or "cpu"
     quality = row.get("quality") or "default"
     steps = row.get("steps")
@@ -189,7 +190,7 @@ def nmc_series(row, data):
     if row.get("extra_args"):
         tag += ", " + row["extra_args"]
     levels = ((row.get("compress") or {}).get("latents") or {}).get("levels")
-    if levels is not None and levels > 2:
+    if levels is not None and levels > 2 and "--latent-shape" not in (row.get("extra_args") or ""):
         tag += ", full latent pyramid"
     return "nmc " + tag
 

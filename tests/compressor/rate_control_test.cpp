@@ -32,7 +32,7 @@ TEST(RateControl, ChoiceFitsBudgetAndGrowsWithIt) {
         ASSERT_TRUE(choice.ok()) << choice.status().to_string();
         EXPECT_LE(choice->estimated_file_bytes, choice->budget_bytes) << bpp;
         EXPECT_GT(choice->estimated_file_bytes, previous) << bpp;
-        EXPECT_GE(choice->shape.level_count, 2);
+        EXPECT_EQ(choice->shape.level_count, kDefaultLatentLevelCount);
         previous = choice->estimated_file_bytes;
     }
 }
@@ -63,9 +63,9 @@ TEST(RateControl, PreferenceFollowsTheStepCount) {
     EXPECT_EQ(ten->shape.grid_scale, 3);
     EXPECT_EQ(ten->shape.feature_count, 16);
     // At NTC's 2.5 and 10.7 bpp file sizes no grid scale up to 4 offers more features at about the same bytes, so
-    // both rankings pick the same shape (S=4 F=8 and S=3 F=16).
-    // At 1.5 bpp every near-best shape has a grid scale above 4 (S=7 F=13): grids coarser than the measured ones
-    // keep the finest-grid order, so there too both rankings agree.
+    // both rankings pick the same shape (S=4 F=8 and S=2 F=8).
+    // At 1.5 bpp every near-best shape has a grid scale above 4 (S=5 F=7 .. S=7): grids coarser than the measured
+    // ones keep the finest-grid order, so there too both rankings agree.
     for (const double bpp : {1.5, 2.71, 10.7}) {
         auto a = choose_latent_shape(2048, 2048, 10, 5, bpp, {}, ShapePreference::finest_grid);
         auto b = choose_latent_shape(2048, 2048, 10, 5, bpp, {}, ShapePreference::most_features);
