@@ -164,12 +164,17 @@ int main(int argc, char** argv) {
 
     std::vector<nmc::CudaMatmulPath> paths = {nmc::CudaMatmulPath::fp16};
     if (info->has_fp8_mma()) paths.insert(paths.begin(), nmc::CudaMatmulPath::fp8);
-    std::vector<nmc::CudaDecoder> decoders;
-    for (nmc::CudaMatmulPath path : paths) {
-        auto decoder = nmc::CudaDecoder::create(pack, {0, path});
-        check(decoder.status());
-        decoders.push_back(std::move(decoder).value());
-    }
+    // One decoder of `p` per matmul path.
+    auto decoders_for = [&](const nmc::Pack& p) {
+        std::vector<nmc::CudaDecoder> out;
+        for (nmc::CudaMatmulPath path : paths) {
+            auto decoder = nmc::CudaDecoder::create(p, {0, path});
+            check(decoder.status());
+            out.push_back(std::move(decoder).value());
+        }
+        return out;
+    };
+    const std::vector<nmc::CudaDecoder> decoders = decoders_for(pack);
     float* d_out = nullptr;
     BENCH_CHECK(cudaMalloc(&d_out, decoders[0].device_output_floats() * sizeof(float)));
     std::vector<float> host(decoders[0].device_output_floats());
@@ -213,12 +218,9 @@ int main(int argc, char** argv) {
     nmc::test::RandomPackOptions two_levels = o;
     two_levels.level_count = 2;
     const nmc::Pack pack2 = nmc::test::make_random_pack(two_levels);
-    for (nmc::CudaMatmulPath path : paths) {
-        auto decoder = nmc::CudaDecoder::create(pack2, {0, path});
-        check(decoder.status());
-        report(nmc::to_string(path), "full decode, all mips, 2 levels",
-               median_ms([&] { check(decoder->decode_all_mips_to_device(d_out)); }), texels_all);
-    }
+    for (const nmc::CudaDecoder& decoder : decoders_for(pack2))
+        report(nmc::to_string(decoder.path()), "full decode, all mips, 2 levels",
+               median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
     BENCH_CHECK(cudaFree(d_out));
 
     auto cpu = nmc::CpuDecoder::create(pack);
