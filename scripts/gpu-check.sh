@@ -38,8 +38,16 @@ step "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --forma
 torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
 step "libtorch: ${torch_prefix:-not found} ($(python3 -c 'import torch;print(torch.__version__)' 2>/dev/null))"
 
-# Tests and benchmarks read the shared materials from ../shared; on the GPU machine they travel as ./shared.
+# Tests and benchmarks read the shared materials from ../shared; on the GPU machine they travel as ./shared (the
+# device tool copies shared/ only where the checkout has one: `mkdir shared && cp -r ../shared/materials
+# ../shared/baselines shared/` before the call; .gitignore keeps it out of git).
 if [ ! -e ../shared ] && [ -d shared ]; then ln -s "$PWD/shared" ../shared; fi
+if [ "$mode" = measure ] || [ "$mode" = all ] || [ "$mode" = sweep ]; then
+  if [ ! -d ../shared/materials ]; then
+    echo "$0 $mode: no ../shared/materials (nor ./shared/materials): the $mode mode needs the shared materials" >&2
+    exit 2
+  fi
+fi
 
 step "configure"
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=ON \
@@ -193,11 +201,13 @@ if [ "$mode" = measure ] || [ "$mode" = all ]; then
       return $?
     fi
     # The material folders as the driver finds them, dealt round-robin into the parts (empty parts skipped).
-    local parts=() part
+    local parts=() part names
     for ((part = 0; part < split; part++)); do
-      parts+=("$(cd bench && python3 -c 'import os, sys, materials
+      names=$(cd bench && python3 -c 'import os, sys, materials
 names = [os.path.basename(p) for p in materials.find_materials("../../shared/materials")]
-print(",".join(names[int(sys.argv[1])::int(sys.argv[2])]))' "$part" "$split")")
+print(",".join(names[int(sys.argv[1])::int(sys.argv[2])]))' "$part" "$split") ||
+        { echo "$0: could not list the shared materials for part $part" >&2; return 1; }
+      parts+=("$names")
     done
     local pids=()
     for ((part = 0; part < split; part++)); do
