@@ -12,13 +12,18 @@
 #                                  NMC_MEASURE_SPLIT=N (each rate's materials in N processes at once, written
 #                                  as bench-h200-r<rate>-part<i>.json; timings shared-GPU ones too)
 #   scripts/gpu-check.sh all       both (longer than one 10-minute device call: run them as two calls)
+#   scripts/gpu-check.sh decoder   the CUDA decoder alone, for its work: a build without the trainer (LibTorch) of the
+#                                  decoder's tests and benchmark only (build-gpu-decoder/, much shorter than the full
+#                                  build), then the CPU and CUDA decoder tests and nmc_cuda_decoder_bench
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
 #                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
 #                                  seconds, nmc's --json result); summarise with bench/sweep_table.py
 set -uo pipefail
 mode="${1:-check}"
-case "$mode" in check | measure | all | sweep) ;; *) echo "usage: $0 [check|measure|all|sweep FILE]" >&2; exit 2 ;; esac
+case "$mode" in check | measure | all | sweep | decoder) ;;
+  *) echo "usage: $0 [check|measure|all|decoder|sweep FILE]" >&2; exit 2 ;;
+esac
 sweep_file="${2:-}"
 if [ "$mode" = sweep ] && [ ! -f "$sweep_file" ]; then echo "$0 sweep: no such file '$sweep_file'" >&2; exit 2; fi
 sweep_jobs="${NMC_SWEEP_JOBS:-4}"
@@ -47,6 +52,26 @@ if [ "$mode" = measure ] || [ "$mode" = all ] || [ "$mode" = sweep ]; then
     echo "$0 $mode: no ../shared/materials (nor ./shared/materials): the $mode mode needs the shared materials" >&2
     exit 2
   fi
+fi
+
+if [ "$mode" = decoder ]; then
+  step "configure (build-gpu-decoder: no trainer)"
+  cmake -S . -B build-gpu-decoder -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=OFF \
+    -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90}" \
+    -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" >"$out/configure.log" 2>&1 ||
+    { tail -40 "$out/configure.log"; exit 1; }
+  step "build: the decoder tests and benchmarks"
+  cmake --build build-gpu-decoder -j"$jobs" --target nmc nmc_decoder_cpu_test cuda_numerics_test cuda_decoder_test \
+    cuda_validation_test nmc_cuda_decoder_bench >"$out/build.log" 2>&1 ||
+    { grep -B2 -A8 -m5 "error" "$out/build.log"; tail -30 "$out/build.log"; exit 1; }
+  step "tests: CPU and CUDA decoders (GPU tests required)"
+  # The test executables not built here stand in ctest as <target>_NOT_BUILT placeholders: leave those out.
+  ctest --test-dir build-gpu-decoder --output-on-failure -j4 -E '_NOT_BUILT$' >"$out/ctest.log" 2>&1 || status=1
+  tail -6 "$out/ctest.log"
+  step "bench: CUDA decoder (4096x4096 default network, fp8 and fp16 paths, CPU ratio)"
+  build-gpu-decoder/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -24
+  step "done, status $status"
+  exit $status
 fi
 
 step "configure"

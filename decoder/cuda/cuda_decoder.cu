@@ -84,7 +84,7 @@ __device__ __forceinline__ void decode_warp(const ModelDesc& md, const uint8_t* 
     if (!valid) {
         for (int i = 0; i < md.layers[0].k_pad; i += 16) *reinterpret_cast<uint4*>(row + i) = make_uint4(0, 0, 0, 0);
     } else if constexpr ((kStages & kStageSample) != 0) {
-        assemble_input(md, u, v, mip, row);
+        assemble_input<(kStages & kStageBinary16Sampling) != 0>(md, u, v, mip, row);
     } else {
         synthetic_input(md, seed, row);
     }
@@ -423,6 +423,13 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
             return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStageNetwork>(m, job, tiles);
         case CudaDecodeVariant::sampling_only:
             return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStageSample>(m, job, tiles);
+        // At 3 blocks, as full_3_blocks (no spills; at 4 blocks these spill twice what full does): compare with it.
+        case CudaDecodeVariant::binary16_activation:
+            return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true,
+                                     kStagesFull | kStageBinary16Activation>(m, job, tiles);
+        case CudaDecodeVariant::binary16_activation_and_sampling:
+            return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true,
+                                     kStagesFull | kStageBinary16Activation | kStageBinary16Sampling>(m, job, tiles);
     }
     if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);
     if (m.max_k == kSmallK)
@@ -498,6 +505,10 @@ const char* to_string(CudaDecodeVariant variant) {
             return "matmul_only";
         case CudaDecodeVariant::sampling_only:
             return "sampling_only";
+        case CudaDecodeVariant::binary16_activation:
+            return "binary16_activation";
+        case CudaDecodeVariant::binary16_activation_and_sampling:
+            return "binary16_activation_and_sampling";
     }
     return "unknown";
 }
@@ -546,7 +557,7 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
     if (!info.ok()) return info.status();
     CudaMatmulPath path = options.path;
     if (path == CudaMatmulPath::automatic)
-        path = info->has_native_fp8_mma() ? CudaMatmulPath::fp8 : CudaMatmulPath::fp16;
+        path = info->fp8_path_is_faster() ? CudaMatmulPath::fp8 : CudaMatmulPath::fp16;
     if (path == CudaMatmulPath::fp8 && !info->has_fp8_mma())
         return Status(StatusCode::backend_unavailable,
                       "CudaDecoder: the fp8 path needs compute capability 8.9 or newer, device " +

@@ -22,7 +22,7 @@ struct DeviceModel;
 // Which tensor-core instructions run the layers. Both compute the spec's maths; E4M3 and Int8 values are exact in
 // fp16, so they differ only in how the tensor cores sum each layer's products (spec 8.6 leaves the order free).
 enum class CudaMatmulPath {
-    automatic,  // fp8 where the GPU runs the E4M3 MMA natively (CudaDeviceInfo::has_native_fp8_mma), else fp16
+    automatic,  // fp8 where it is the faster path (CudaDeviceInfo::fp8_path_is_faster), else fp16
     fp8,        // mma.sync m16n8k32 E4M3 for E4M3 layers (an Int8 layer runs on the fp16 MMA): sm_89+
     fp16,       // mma.sync m16n8k16 fp16 with fp32 accumulation for every layer: sm_75+
 };
@@ -38,6 +38,10 @@ enum class CudaDecodeVariant {
     network_only,   // layer 0's input synthesised without reading latents (no spec 8.2-8.5), every layer as in full
     matmul_only,    // as network_only with only the E4M3 rounding between the MMAs (no bias, no activation)
     sampling_only,  // spec 8.2-8.5 and the staging of layer 0's input; outputs made from the input codes, no network
+    // The plan for 20 Gtexel/s (docs/cuda-decoder.md), timed before the format change it needs; values close to the
+    // spec's, not equal; built like full_3_blocks, which they compare with:
+    binary16_activation,               // as full, the hidden layers' activation in binary16 pairs (step 1)
+    binary16_activation_and_sampling,  // and, for F = 16, the dequantisation and bilinear sums too (step 2)
 };
 const char* to_string(CudaDecodeVariant variant);
 

@@ -107,6 +107,11 @@ constexpr int kStageSample = 1;    // spec 8.2-8.5 (else layer 0 gets a syntheti
 constexpr int kStageNetwork = 2;   // the layers' MMAs (else the output is made from the layer-0 input)
 constexpr int kStageEpilogue = 4;  // scale, bias and activation between MMAs (else only the E4M3 rounding)
 constexpr int kStagesFull = kStageSample | kStageNetwork | kStageEpilogue;
+// The op counts of docs/cuda-decoder.md's plan for 20 Gtexel/s, timed before any format change (values close to the
+// spec's, not equal): the hidden layers' activation in binary16 pairs (step 1), and sampling's dequantisation and
+// bilinear sums in binary16 pairs for F = 16 (step 2).
+constexpr int kStageBinary16Activation = 8;
+constexpr int kStageBinary16Sampling = 16;
 
 // spec 2.1 rounding to an E4M3 code (satfinite is the spec's saturation; the H200 run verified it bit-exact).
 __device__ __forceinline__ uint8_t fp8_code(float x) {
@@ -207,8 +212,38 @@ struct Bilinear {
     }
 };
 
+// Step 2 of the plan (timing variants only): Bilinear's work on feature pairs in binary16. A code byte q becomes
+// 1024 + q in binary16 by one byte permute beside 0x64 (the exponent of 1024), one HSUB2 makes it q exactly, one
+// HFMA2 dequantises (lo + q * step, rounded once), and the bilinear sum is one HMUL2 and three HFMA2.
+struct BilinearHalf {
+    __half2 w00, w10, w01, w11, lo, step;
+
+    // Two features (the bytes `selector` picks from each word, with 0x64 above each) as two E4M3 codes, low first.
+    __device__ __forceinline__ uint32_t codes2(uint32_t a, uint32_t b, uint32_t c, uint32_t d,
+                                               uint32_t selector) const {
+        const __half2 k1024 = __float2half2_rn(1024.0f);
+        const auto value = [&](uint32_t word) {
+            const uint32_t biased = __byte_perm(word, 0x64646464u, selector);
+            const __half2 q = __hsub2(*reinterpret_cast<const __half2*>(&biased), k1024);
+            return __hfma2(q, step, lo);
+        };
+        __half2 r = __hmul2(w00, value(a));
+        r = __hfma2(w10, value(b), r);
+        r = __hfma2(w01, value(c), r);
+        r = __hfma2(w11, value(d), r);
+        return static_cast<uint32_t>(
+            __nv_cvt_halfraw2_to_fp8x2(static_cast<__half2_raw>(r), __NV_SATFINITE, __NV_E4M3));
+    }
+    // Four features (one byte each of the four words) as four E4M3 codes in one word.
+    __device__ __forceinline__ uint32_t codes4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const {
+        return codes2(a, b, c, d, 0x4140u) | (codes2(a, b, c, d, 0x4342u) << 16);
+    }
+};
+
 // spec 8.2-8.3 for one level: writes the E4M3 codes of the F sampled features to row[0 .. F-1] (spec 8.6 rounds
 // every layer input; `row` is 4-byte aligned, and 16-byte aligned when F is 16) and returns px, py.
+// kBinary16: step 2 of the plan for F = 16 (timing variants only; other F as the spec).
+template <bool kBinary16 = false>
 __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool wrap, float u, float v, uint8_t* row) {
     // spec 8.2: px = u * w_k - 0.5 (a multiply, then a subtract); x0 = floor(px); fx = px - x0.
     const float px = u * static_cast<float>(l.width) - 0.5f;
@@ -237,6 +272,14 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
         const uint4 wb = __ldg(reinterpret_cast<const uint4*>(b));
         const uint4 wc = __ldg(reinterpret_cast<const uint4*>(c));
         const uint4 wd = __ldg(reinterpret_cast<const uint4*>(d));
+        if constexpr (kBinary16) {
+            const BilinearHalf bh{__float2half2_rn(bl.w00), __float2half2_rn(bl.w10), __float2half2_rn(bl.w01),
+                                  __float2half2_rn(bl.w11), __float2half2_rn(l.lo),  __float2half2_rn(l.step)};
+            *reinterpret_cast<uint4*>(row) =
+                make_uint4(bh.codes4(wa.x, wb.x, wc.x, wd.x), bh.codes4(wa.y, wb.y, wc.y, wd.y),
+                           bh.codes4(wa.z, wb.z, wc.z, wd.z), bh.codes4(wa.w, wb.w, wc.w, wd.w));
+            return make_float2(px, py);
+        }
         *reinterpret_cast<uint4*>(row) =
             make_uint4(bl.codes4(wa.x, wb.x, wc.x, wd.x), bl.codes4(wa.y, wb.y, wc.y, wd.y),
                        bl.codes4(wa.z, wb.z, wc.z, wd.z), bl.codes4(wa.w, wb.w, wc.w, wd.w));
@@ -255,7 +298,8 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
 }
 
 // spec 8.1-8.5 and the E4M3 rounding of 8.6: layer 0's input of query (u, v, mip) as E4M3 codes in
-// row[0 .. k_pad-1] (zero beyond 2F + 13). `row` is 16-byte aligned.
+// row[0 .. k_pad-1] (zero beyond 2F + 13). `row` is 16-byte aligned. kBinary16: see sample_level.
+template <bool kBinary16 = false>
 __device__ void assemble_input(const ModelDesc& md, float u, float v, int mip, uint8_t* row) {
     const int f = md.feature_count;
     const int k0 = mip < md.level_count - 2 ? mip : md.level_count - 2;
@@ -263,8 +307,8 @@ __device__ void assemble_input(const ModelDesc& md, float u, float v, int mip, u
     // Zero first (the positions past 2F + 13 are zero inputs), then the values over it.
     const int k_pad = md.layers[0].k_pad;
     for (int i = 0; i < k_pad; i += 16) *reinterpret_cast<uint4*>(row + i) = make_uint4(0u, 0u, 0u, 0u);
-    const float2 p = sample_level(md.levels[k0], f, wrap, u, v, row);
-    sample_level(md.levels[k0 + 1], f, wrap, u, v, row + f);
+    const float2 p = sample_level<kBinary16>(md.levels[k0], f, wrap, u, v, row);
+    sample_level<kBinary16>(md.levels[k0 + 1], f, wrap, u, v, row + f);
     // spec 8.4: octave o = 0, 1, 2 with s = 2^o (exact): saw(px*s), saw(py*s), saw(px*s + 0.25), saw(py*s + 0.25);
     // spec 8.5: x[2F+12] = m * 0.25. Written as 16-bit pairs: 2F is even.
     uint16_t* pe = reinterpret_cast<uint16_t*>(row + 2 * f);
@@ -298,6 +342,15 @@ __device__ __forceinline__ void synthetic_input(const ModelDesc& md, uint32_t se
 __device__ __forceinline__ float hgelu_clamped(float y) {
     const float t = __saturatef(y * 0.333333343f + 0.5f);
     return fminf(y, 3.0f) * t;
+}
+
+// Step 1 of the plan (timing variants only): hgelu_clamped of a pair in binary16 and the E4M3 codes of the results
+// (low byte first): h = f16(y), t = sat(fma(h, f16(1/3), 0.5)), a = min(h, 3) * t, one conversion to E4M3.
+__device__ __forceinline__ uint32_t hgelu_clamped_binary16_codes(float y0, float y1) {
+    const __half2 h = __floats2half2_rn(y0, y1);
+    const __half2 t = __hfma2_sat(h, __float2half2_rn(0.333333343f), __float2half2_rn(0.5f));
+    const __half2 a = __hmul2(__hmin2(h, __float2half2_rn(3.0f)), t);
+    return static_cast<uint32_t>(__nv_cvt_halfraw2_to_fp8x2(static_cast<__half2_raw>(a), __NV_SATFINITE, __NV_E4M3));
 }
 
 // One 16-byte B-fragment load: LDS.128 from shared memory, or a read-only global load.
@@ -421,12 +474,22 @@ __device__ __forceinline__ void run_layer(const LayerDesc& layer, const uint8_t*
                     if (kLast) {
                         result[m][j][e] = y;
                     } else {
-                        act[m][j][e] = (kStages & kStageEpilogue) ? hgelu_clamped(y) : y;
+                        const bool float_activation =
+                            (kStages & kStageEpilogue) && !(kStages & kStageBinary16Activation);
+                        act[m][j][e] = float_activation ? hgelu_clamped(y) : y;
                     }
                 }
             }
         }
-        if (!kLast) {
+        if constexpr (!kLast && (kStages & kStageBinary16Activation) != 0) {
+#pragma unroll
+            for (int m = 0; m < kMTiles; ++m) {
+                out[m][2 * pair] = hgelu_clamped_binary16_codes(act[m][0][0], act[m][0][1]) |
+                                   (hgelu_clamped_binary16_codes(act[m][1][0], act[m][1][1]) << 16);
+                out[m][2 * pair + 1] = hgelu_clamped_binary16_codes(act[m][0][2], act[m][0][3]) |
+                                       (hgelu_clamped_binary16_codes(act[m][1][2], act[m][1][3]) << 16);
+            }
+        } else if (!kLast) {
 #pragma unroll
             for (int m = 0; m < kMTiles; ++m) {
                 out[m][2 * pair] =

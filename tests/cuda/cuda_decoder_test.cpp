@@ -346,7 +346,8 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
         for (CudaDecodeVariant variant :
              {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only,
-              CudaDecodeVariant::sampling_only}) {
+              CudaDecodeVariant::sampling_only, CudaDecodeVariant::binary16_activation,
+              CudaDecodeVariant::binary16_activation_and_sampling}) {
             const Status s = gpu.decode_all_mips_to_device(device_out, variant);
             EXPECT_TRUE(s.ok()) << to_string(variant) << ": " << s.to_string();
         }
