@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     std::vector<float> host(decoders[0].device_output_floats());
     auto report = [&](const char* name, const char* what, double ms, double texels) {
         const double g = texels / (ms * 1e-3) / 1e9;
-        std::printf("%-6s %-34s %10.3f %12.2f %9.1f%%\n", name, what, ms, g, 100.0 * g / bound);
+        std::printf("%-6s %-40s %10.3f %12.2f %9.1f%%\n", name, what, ms, g, 100.0 * g / bound);
     };
 
     // Timing variants of the full decode: full_3_blocks against full (the main table) = the register trade-off;

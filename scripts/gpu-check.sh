@@ -40,8 +40,11 @@ status=0
 step() { echo "== [${SECONDS}s] $*" | tee -a "$out/summary.txt"; }
 
 step "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
-torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
-step "libtorch: ${torch_prefix:-not found} ($(python3 -c 'import torch;print(torch.__version__)' 2>/dev/null))"
+torch_prefix=""
+if [ "$mode" != decoder ]; then  # the decoder mode builds without the trainer (importing torch takes seconds)
+  torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+  step "libtorch: ${torch_prefix:-not found} ($(python3 -c 'import torch;print(torch.__version__)' 2>/dev/null))"
+fi
 
 # Tests and benchmarks read the shared materials from ../shared; on the GPU machine they travel as ./shared (the
 # device tool copies shared/ only where the checkout has one: `mkdir shared && cp -r ../shared/materials
@@ -66,10 +69,11 @@ if [ "$mode" = decoder ]; then
     { grep -B2 -A8 -m5 "error" "$out/build.log"; tail -30 "$out/build.log"; exit 1; }
   step "tests: CPU and CUDA decoders (GPU tests required)"
   # The test executables not built here stand in ctest as <target>_NOT_BUILT placeholders: leave those out.
-  ctest --test-dir build-gpu-decoder --output-on-failure -j4 -E '_NOT_BUILT$' >"$out/ctest.log" 2>&1 || status=1
+  OMP_NUM_THREADS=4 ctest --test-dir build-gpu-decoder --output-on-failure -j4 -E '_NOT_BUILT$' >"$out/ctest.log" 2>&1 ||
+    status=1
   tail -6 "$out/ctest.log"
   step "bench: CUDA decoder (4096x4096 default network, fp8 and fp16 paths, CPU ratio)"
-  build-gpu-decoder/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -24
+  build-gpu-decoder/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -24 || status=1
   step "done, status $status"
   exit $status
 fi
@@ -132,12 +136,12 @@ tail -15 "$out/ctest.log"
 
 if [ -x build-gpu/bench/nmc_cpu_decoder_bench ]; then
   step "bench: CPU decoder on this machine"
-  build-gpu/bench/nmc_cpu_decoder_bench 2>&1 | tee "$out/cpu_decoder_bench.txt" | tail -12
+  build-gpu/bench/nmc_cpu_decoder_bench 2>&1 | tee "$out/cpu_decoder_bench.txt" | tail -12 || status=1
 fi
 
 if [ -x build-gpu/bench/nmc_cuda_decoder_bench ]; then
   step "bench: CUDA decoder (4096x4096 default network, fp8 and fp16 paths, CPU ratio)"
-  build-gpu/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -12
+  build-gpu/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -12 || status=1
 fi
 
 if [ -x build-gpu/bench/nmc_fused_training_bench ] && [ -d ../shared/materials ]; then

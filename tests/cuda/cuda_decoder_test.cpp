@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "decoder/cpu/cpu_decoder.h"
@@ -331,8 +332,8 @@ TEST(CudaDecoder, DeviceOutputHoldsEveryMipAtItsOffset) {
     EXPECT_EQ(gpu.device_output_floats(), expected_offset);
 }
 
-// The benchmark's timing variants run on the default-shape network and leave `full` untouched; networks wider than 64
-// have none (invalid_argument).
+// The benchmark's timing variants run on the default-shape network and leave `full` untouched, the binary16 ones close
+// to the spec's values; networks wider than 64 have none (invalid_argument).
 TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const std::vector<ExactCase> cases = exact_cases();
@@ -344,12 +345,20 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         const CudaDecoder gpu = make_cuda(pack, path);
         float* device_out = nullptr;
         ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
+        std::vector<std::pair<CudaDecodeVariant, std::vector<float>>> binary16;
         for (CudaDecodeVariant variant :
              {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only,
               CudaDecodeVariant::sampling_only, CudaDecodeVariant::binary16_activation,
               CudaDecodeVariant::binary16_activation_and_sampling}) {
             const Status s = gpu.decode_all_mips_to_device(device_out, variant);
             EXPECT_TRUE(s.ok()) << to_string(variant) << ": " << s.to_string();
+            if (variant == CudaDecodeVariant::binary16_activation ||
+                variant == CudaDecodeVariant::binary16_activation_and_sampling) {
+                std::vector<float> values(gpu.device_output_floats());
+                ASSERT_EQ(cudaMemcpy(values.data(), device_out, values.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                          cudaSuccess);
+                binary16.emplace_back(variant, std::move(values));
+            }
         }
         ASSERT_TRUE(gpu.decode_all_mips_to_device(device_out).ok());
         std::vector<float> all(gpu.device_output_floats());
@@ -359,6 +368,19 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         const size_t texels = planes[0].size();
         for (size_t c = 0; c < planes.size(); ++c)
             EXPECT_TRUE(std::equal(planes[c].begin(), planes[c].end(), all.begin() + c * texels)) << "channel " << c;
+        // The binary16 variants compute the plan's maths, close to the spec's: E4M3 roundings that flip move values a
+        // little, a wrong byte or lane order would move them by the whole output range. Bounds from the benchmark's
+        // 4096^2 random pack (RMS 0.0019, largest 0.037 pack units), with room for this smaller pack.
+        for (const auto& [variant, values] : binary16) {
+            double sum_squares = 0.0, largest = 0.0;
+            for (size_t i = 0; i < all.size(); ++i) {
+                const double d = static_cast<double>(values[i]) - static_cast<double>(all[i]);
+                sum_squares += d * d;
+                largest = std::max(largest, std::fabs(d));
+            }
+            EXPECT_LT(std::sqrt(sum_squares / static_cast<double>(all.size())), 0.01) << to_string(variant);
+            EXPECT_LT(largest, 0.1) << to_string(variant);
+        }
         const CudaDecoder gpu_wide = make_cuda(wide, path);
         EXPECT_EQ(gpu_wide.decode_all_mips_to_device(nullptr, CudaDecodeVariant::network_only).code(),
                   StatusCode::invalid_argument);
