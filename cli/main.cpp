@@ -5,12 +5,18 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#ifdef NMC_HAS_TRAINER
+#include "compressor/openblas_core.h"
+#endif
 
 #ifndef NMC_VERSION_STRING
 #define NMC_VERSION_STRING "unknown"
 #endif
 
 int main(int argc, char** argv) {
+#ifdef NMC_HAS_TRAINER
+    nmc::reexec_with_openblas_core_if_generic(argv);  // the trainer's BLAS kernels on VMs that hide the CPU model
+#endif
     CLI::App app{"nmc: the neural material compressor. Compresses PBR material texture sets into .nmc packs "
                  "(latent grids + a small FP8 network) and decodes, inspects and validates them."};
     app.set_version_flag("--version", std::string("nmc ") + NMC_VERSION_STRING + " (format " +
