@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -13,9 +14,28 @@
 #define NMC_VERSION_STRING "unknown"
 #endif
 
+#ifdef NMC_HAS_TRAINER
+namespace {
+
+// Whether the subcommand trains (compress, batch): the first argument that is not a global flag (-q, -v and their
+// long forms take no value).
+bool runs_the_trainer(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (!arg.empty() && arg[0] == '-') continue;
+        return arg == "compress" || arg == "batch";
+    }
+    return false;
+}
+
+}  // namespace
+#endif
+
 int main(int argc, char** argv) {
 #ifdef NMC_HAS_TRAINER
-    nmc::reexec_with_openblas_core_if_generic(argv);  // the trainer's BLAS kernels on VMs that hide the CPU model
+    // The trainer's BLAS kernels on VMs that hide the CPU model. Only for commands that train: re-executing loads
+    // LibTorch twice, about a second on a slow machine.
+    if (runs_the_trainer(argc, argv)) nmc::reexec_with_openblas_core_if_generic(argv);
 #endif
     CLI::App app{"nmc: the neural material compressor. Compresses PBR material texture sets into .nmc packs "
                  "(latent grids + a small FP8 network) and decodes, inspects and validates them."};
