@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -21,6 +20,7 @@
 #include "decoder/cpu/cpu_decoder.h"
 #include "decoder/cuda/cuda_decoder.h"
 #include "decoder/cuda/cuda_device.h"
+#include "tests/cuda/binary16_variants.h"
 #include "tests/decoder/random_pack.h"
 
 namespace {
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     // 20 Gtexel/s (docs/cuda-decoder.md) and say how far their values are from the spec's.
     std::printf(
         "\ntiming variants of the full decode (all mips, device); not the spec's values except full_3_blocks\n");
-    std::printf("%-6s %-34s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
+    std::printf("%-6s %-40s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
     std::vector<float> spec_values(host.size());
     std::vector<std::string> differences;
     for (const nmc::CudaDecoder& decoder : decoders) {
@@ -203,31 +203,21 @@ int main(int argc, char** argv) {
             const std::string what = std::string("variant ") + nmc::to_string(variant);
             report(nmc::to_string(decoder.path()), what.c_str(),
                    median_ms([&] { check(decoder.decode_all_mips_to_device(d_out, variant)); }), texels_all);
-            if (variant != nmc::CudaDecodeVariant::binary16_activation &&
-                variant != nmc::CudaDecodeVariant::binary16_activation_and_sampling)
-                continue;
+            if (!nmc::test::is_binary16_variant(variant)) continue;
             // Every output value (all mips, all channels, pack units) against the spec's.
             BENCH_CHECK(cudaMemcpy(host.data(), d_out, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
-            double sum_squares = 0.0, largest = 0.0;
-            size_t changed = 0;
-            for (size_t i = 0; i < host.size(); ++i) {
-                const double d = static_cast<double>(host[i]) - static_cast<double>(spec_values[i]);
-                sum_squares += d * d;
-                largest = std::max(largest, std::fabs(d));
-                changed += d != 0.0;
-            }
+            const nmc::test::ValueDifference d = nmc::test::value_difference(host, spec_values);
             char line[256];
             std::snprintf(line, sizeof line, "%-6s %-40s rms %.3g, largest %.3g, %.2f%% of values differ",
-                          nmc::to_string(decoder.path()), nmc::to_string(variant),
-                          std::sqrt(sum_squares / static_cast<double>(host.size())), largest,
-                          100.0 * static_cast<double>(changed) / static_cast<double>(host.size()));
+                          nmc::to_string(decoder.path()), nmc::to_string(variant), d.rms, d.largest,
+                          100.0 * d.changed_fraction);
             differences.emplace_back(line);
         }
     }
     std::printf("binary16 variants against the spec's values (pack units; random pack, so only a sanity check):\n");
     for (const std::string& line : differences) std::printf("  %s\n", line.c_str());
 
-    std::printf("\n%-6s %-34s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
+    std::printf("\n%-6s %-40s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
     for (const nmc::CudaDecoder& decoder : decoders) {
         const char* name = nmc::to_string(decoder.path());
         report(name, "full decode, all mips, device",
@@ -259,7 +249,7 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     check(cpu->decode_mip_channels(0, planes));
     const double cpu_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("%-6s %-34s %10.3f %12.3f   (%s kernel, %d threads)\n", "cpu", "mip 0, host", cpu_s * 1e3,
+    std::printf("%-6s %-40s %10.3f %12.3f   (%s kernel, %d threads)\n", "cpu", "mip 0, host", cpu_s * 1e3,
                 texels0 / cpu_s / 1e9, cpu->isa_name(), cpu->threads());
     BENCH_CHECK(cudaFree(d_queries));
     BENCH_CHECK(cudaFree(d_query_out));

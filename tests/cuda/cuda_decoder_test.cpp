@@ -14,6 +14,7 @@
 #include "decoder/cpu/cpu_decoder.h"
 #include "decoder/cuda/cuda_decoder.h"
 #include "decoder/cuda/cuda_device.h"
+#include "tests/cuda/binary16_variants.h"
 #include "tests/cuda/gpu_requirement.h"
 #include "tests/decoder/random_pack.h"
 
@@ -352,8 +353,7 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
               CudaDecodeVariant::binary16_activation_and_sampling}) {
             const Status s = gpu.decode_all_mips_to_device(device_out, variant);
             EXPECT_TRUE(s.ok()) << to_string(variant) << ": " << s.to_string();
-            if (variant == CudaDecodeVariant::binary16_activation ||
-                variant == CudaDecodeVariant::binary16_activation_and_sampling) {
+            if (test::is_binary16_variant(variant)) {
                 std::vector<float> values(gpu.device_output_floats());
                 ASSERT_EQ(cudaMemcpy(values.data(), device_out, values.size() * sizeof(float), cudaMemcpyDeviceToHost),
                           cudaSuccess);
@@ -372,14 +372,9 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         // little, a wrong byte or lane order would move them by the whole output range. Bounds from the benchmark's
         // 4096^2 random pack (RMS 0.0019, largest 0.037 pack units), with room for this smaller pack.
         for (const auto& [variant, values] : binary16) {
-            double sum_squares = 0.0, largest = 0.0;
-            for (size_t i = 0; i < all.size(); ++i) {
-                const double d = static_cast<double>(values[i]) - static_cast<double>(all[i]);
-                sum_squares += d * d;
-                largest = std::max(largest, std::fabs(d));
-            }
-            EXPECT_LT(std::sqrt(sum_squares / static_cast<double>(all.size())), 0.01) << to_string(variant);
-            EXPECT_LT(largest, 0.1) << to_string(variant);
+            const test::ValueDifference d = test::value_difference(values, all);
+            EXPECT_LT(d.rms, 0.01) << to_string(variant);
+            EXPECT_LT(d.largest, 0.1) << to_string(variant);
         }
         const CudaDecoder gpu_wide = make_cuda(wide, path);
         EXPECT_EQ(gpu_wide.decode_all_mips_to_device(nullptr, CudaDecodeVariant::network_only).code(),
