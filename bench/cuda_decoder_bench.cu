@@ -28,7 +28,9 @@ namespace {
 // Multiply-adds per texel of the default network (48*64 + 64*64 + 64*64 + 64*16), as the fp16 path runs it.
 constexpr double kMacsPerTexel = 48.0 * 64 + 64.0 * 64 + 64.0 * 64 + 64.0 * 16;
 
-void check(const nmc::Status& s) { nmc::bench::exit_on_error(s, "running the benchmark"); }
+void check(const nmc::Status& s) {
+    nmc::bench::exit_on_error(s, "running the benchmark");
+}
 
 // The mma.sync ceiling: every warp runs kChains independent accumulator chains of kIterations MMAs on register
 // operands, m16n8k16 fp16 or m16n8k32 E4M3, fp32 accumulation. A changes every iteration and B differs per chain, so
@@ -148,8 +150,8 @@ int main(int argc, char** argv) {
     std::printf(
         "mma.sync ceilings measured here: fp16 m16n8k16 %.0f TFLOP/s, e4m3 m16n8k32 %.0f TFLOP/s (%s); "
         "bound for this network (%.0f MACs/texel): %.1f Gtexel/s\n",
-        fp16_tflops, fp8_tflops, info->fp8_path_is_faster() ? "automatic takes fp8"
-                                                        : "automatic takes fp16: the faster decoder path here",
+        fp16_tflops, fp8_tflops,
+        info->fp8_path_is_faster() ? "automatic takes fp8" : "automatic takes fp16: the faster decoder path here",
         kMacsPerTexel, bound);
 
     // Random queries: uniform (u, v) at mip 0 (as many as mip 0 has texels), uploaded once.
@@ -166,11 +168,11 @@ int main(int argc, char** argv) {
 
     std::vector<nmc::CudaMatmulPath> paths = {nmc::CudaMatmulPath::fp16};
     if (info->has_fp8_mma()) paths.insert(paths.begin(), nmc::CudaMatmulPath::fp8);
-    // One decoder of `p` per matmul path.
-    auto decoders_for = [&](const nmc::Pack& p) {
+    // One decoder of `p` per matmul path; `warpgroup`: whole mips on the Hopper warpgroup kernel where it runs.
+    auto decoders_for = [&](const nmc::Pack& p, bool warpgroup = true) {
         std::vector<nmc::CudaDecoder> out;
         for (nmc::CudaMatmulPath path : paths) {
-            auto decoder = nmc::CudaDecoder::create(p, {0, path});
+            auto decoder = nmc::CudaDecoder::create(p, {0, path, warpgroup});
             check(decoder.status());
             out.push_back(std::move(decoder).value());
         }
@@ -217,11 +219,20 @@ int main(int argc, char** argv) {
     std::printf("binary16 variants against the spec's values (pack units; random pack, so only a sanity check):\n");
     for (const std::string& line : differences) std::printf("  %s\n", line.c_str());
 
+    // Whole mips on the warp kernel (mma.sync) beside the warpgroup kernel (wgmma) where this GPU runs it.
+    const std::vector<nmc::CudaDecoder> warp_decoders = decoders_for(pack, false);
+    const auto kernel_name = [](const nmc::CudaDecoder& decoder) {
+        return decoder.runs_warpgroup_kernel() ? "warpgroup kernel" : "warp kernel";
+    };
     std::printf("\n%-6s %-40s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
+    if (decoders[0].runs_warpgroup_kernel())
+        for (const nmc::CudaDecoder& decoder : warp_decoders)
+            report(nmc::to_string(decoder.path()), "full decode, all mips, warp kernel",
+                   median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
     for (const nmc::CudaDecoder& decoder : decoders) {
         const char* name = nmc::to_string(decoder.path());
-        report(name, "full decode, all mips, device",
-               median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
+        const std::string full = std::string("full decode, all mips, ") + kernel_name(decoder);
+        report(name, full.c_str(), median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
         report(name, "full decode, all mips, + host copy", median_ms([&] {
                    check(decoder.decode_all_mips_to_device(d_out));
                    BENCH_CHECK(cudaMemcpy(host.data(), d_out, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -237,9 +248,11 @@ int main(int argc, char** argv) {
     nmc::test::RandomPackOptions two_levels = o;
     two_levels.level_count = 2;
     const nmc::Pack pack2 = nmc::test::make_random_pack(two_levels);
-    for (const nmc::CudaDecoder& decoder : decoders_for(pack2))
-        report(nmc::to_string(decoder.path()), "full decode, all mips, 2 levels",
+    for (const nmc::CudaDecoder& decoder : decoders_for(pack2)) {
+        const std::string what = std::string("full decode, 2 levels, ") + kernel_name(decoder);
+        report(nmc::to_string(decoder.path()), what.c_str(),
                median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
+    }
     BENCH_CHECK(cudaFree(d_out));
 
     auto cpu = nmc::CpuDecoder::create(pack);

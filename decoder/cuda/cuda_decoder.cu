@@ -16,6 +16,7 @@
 #include "decoder/cuda/cuda_check.h"
 #include "decoder/cuda/cuda_decoder_kernels.cuh"
 #include "decoder/cuda/cuda_device.h"
+#include "decoder/cuda/warpgroup_kernels.cuh"
 
 namespace nmc {
 namespace cuda_detail {
@@ -36,6 +37,7 @@ constexpr int kSmallMinBlocks = 4;
 constexpr int kSmallGlobalMinBlocks = 3;
 constexpr int kFull3BlocksMinBlocks = 3;  // CudaDecodeVariant::full_3_blocks
 constexpr int kLargeMinBlocks = 1;
+constexpr int kWarpgroupMinBlocks = 4;  // the Hopper warpgroup kernel: 4 warpgroups a multiprocessor
 
 __host__ __device__ constexpr size_t staging_bytes_per_warp(int max_k) {
     return static_cast<size_t>(kWarpTexels) * static_cast<size_t>(max_k + 16) >
@@ -198,6 +200,141 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     }
 }
 
+// Whole mips on Hopper (warpgroup_kernels.cuh): one warpgroup a block takes group tiles of 64 consecutive texels
+// (row-major) of one mip, `job.tile_start` counting group tiles; warp w owns texels 16w .. 16w + 15 of a group. Lane
+// (r = lane % 16, half = lane / 16) samples level k0 + half of texel r, the lanes of half 0 add spec 8.4-8.5; every
+// layer then runs on wgmma, and each lane writes its own outputs (channels 8j + 2t + e of rows g and g + 8) straight
+// from the accumulator layout. All loop conditions are uniform across the block, as wgmma needs.
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
+    decode_grid_warpgroup_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
+    extern __shared__ __align__(128) uint8_t group_shared[];
+    {
+        const uint4* src = reinterpret_cast<const uint4*>(md.weights);
+        uint4* dst = reinterpret_cast<uint4*>(group_shared);
+        for (uint32_t i = threadIdx.x; i < md.weight_bytes / 16; i += blockDim.x) dst[i] = __ldg(src + i);
+        float* p = reinterpret_cast<float*>(group_shared + md.weight_bytes);
+        for (uint32_t i = threadIdx.x; i < md.param_floats; i += blockDim.x) p[i] = __ldg(md.params + i);
+#if NMC_HAS_WGMMA
+        // The tensor cores read the weights through the async proxy: order the ordinary stores above before them.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+        __syncthreads();
+    }
+    const uint8_t* weights = group_shared;
+    const float* params = reinterpret_cast<const float*>(group_shared + md.weight_bytes);
+    const int warp = static_cast<int>(threadIdx.x) >> 5;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int g = lane >> 2;
+    const int t = lane & 3;
+    const int r = lane & 15;
+    const int half = lane >> 4;
+    const int f = md.feature_count;
+    const int row_stride = staging_row_stride(md);
+    uint8_t* staging = group_shared + (md.weight_bytes + md.param_floats * sizeof(float) + 127) / 128 * 128 +
+                       static_cast<size_t>(warp) * 16 * static_cast<size_t>(row_stride);
+    // Inputs past 2F + 13 stay zero: each lane clears its half of row r once.
+    for (int i = half * row_stride / 2; i < (half + 1) * row_stride / 2; i += 4)
+        *reinterpret_cast<uint32_t*>(staging + r * row_stride + i) = 0u;
+    // spec 8.7's constants of this lane's four channels 8j + 2t + e (slot q = 2j + e).
+    float channel_lo[4];
+    float channel_range[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const int c = 8 * (q >> 1) + 2 * t + (q & 1);
+        channel_lo[q] = c < md.channel_count ? md.channel_lo[c] : 0.0f;
+        channel_range[q] = c < md.channel_count ? md.channel_range[c] : 0.0f;
+    }
+    const bool wrap = md.wrap != 0;
+    const uint32_t groups = job.tile_start[job.mip_end - job.mip_first];
+    for (uint32_t group = blockIdx.x; group < groups; group += gridDim.x) {
+        int m = job.mip_first;
+        while (group >= job.tile_start[m + 1 - job.mip_first]) ++m;
+        const uint32_t w = md.width >> m > 0 ? static_cast<uint32_t>(md.width >> m) : 1u;
+        const uint32_t h = md.height >> m > 0 ? static_cast<uint32_t>(md.height >> m) : 1u;
+        const uint32_t texels = w * h;
+        const uint32_t first = (group - job.tile_start[m - job.mip_first]) * kGroupTexels + 16u * warp;
+        // spec 8: u = (x + 0.5) / w_m; texels past the mip's end sample texel 0 (their outputs are not written).
+        const uint32_t i = first + static_cast<uint32_t>(r);
+        const bool valid = i < texels;
+        const uint32_t y = valid ? i / w : 0u;
+        const uint32_t x = valid ? i - y * w : 0u;
+        const float u = (static_cast<float>(x) + 0.5f) / static_cast<float>(w);
+        const float v = (static_cast<float>(y) + 0.5f) / static_cast<float>(h);
+        const int k0 = m < md.level_count - 2 ? m : md.level_count - 2;
+        const LevelDesc& level = md.levels[k0 + half];
+        uint8_t* row = staging + r * row_stride;
+        __syncwarp();  // the previous group's reads of these rows are done
+        const float2 p = sample_level(level, f, wrap, u, v, row + half * f);
+        if (half == 0) position_inputs(p, m, row + 2 * f);
+        __syncwarp();
+        uint32_t in[8];
+        const uint8_t* row_g = staging + g * row_stride;
+        const uint8_t* row_g8 = row_g + 8 * row_stride;
+#pragma unroll
+        for (int pair = 0; pair < 4; ++pair) {
+            in[2 * pair] = staged_codes(row_g, pair * 16 + 2 * t);
+            in[2 * pair + 1] = staged_codes(row_g8, pair * 16 + 2 * t);
+        }
+        uint32_t out[8];
+        float result[8];
+        for (int l = 0; l + 1 < md.layer_count; ++l) {
+            const LayerDesc& layer = md.layers[l];
+            warpgroup_layer_of_kind<false>(layer.kind, weights + layer.weight_offset, params + layer.param_offset, in,
+                                           out, result);
+#pragma unroll
+            for (int k = 0; k < 8; ++k) in[k] = out[k];
+        }
+        const LayerDesc& last = md.layers[md.layer_count - 1];
+        warpgroup_layer_of_kind<true>(last.kind, weights + last.weight_offset, params + last.param_offset, in, out,
+                                      result);
+        // spec 8.7 and the writes: value = lo + (hi - lo) * min(max(o, 0), 1) (a subtract, a multiply, an add).
+        const size_t base = job.out_offset[m];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const int c = 8 * (q >> 1) + 2 * t + (q & 1);
+            const bool channel = c < md.channel_count;
+            double sum = 0.0;
+            double peak = 0.0;
+#pragma unroll
+            for (int side = 0; side < 2; ++side) {
+                const uint32_t texel = first + static_cast<uint32_t>(g + 8 * side);
+                const bool written = channel && texel < texels;
+                const float value =
+                    channel_lo[q] + channel_range[q] * __saturatef(result[4 * (q >> 1) + 2 * side + (q & 1)]);
+                const size_t index = base + static_cast<size_t>(channel ? c : 0) * texels + texel;
+                if (written && job.out) job.out[index] = value;
+                if (job.ref && written) {
+                    // validate's normalisation: (v - lo) / (hi - lo) in double, minus the reference value.
+                    const double lo = md.channel_lo[c];
+                    const double d = (static_cast<double>(value) - lo) / (static_cast<double>(md.channel_hi[c]) - lo) -
+                                     static_cast<double>(job.ref[index]);
+                    sum += d * d;
+                    peak = fmax(peak, fabs(d));
+                }
+            }
+            if (job.ref) {
+                // Lanes with the same t hold the same channel: sum over g.
+#pragma unroll
+                for (int offset = 4; offset < 32; offset <<= 1) {
+                    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+                    peak = fmax(peak, __shfl_xor_sync(0xFFFFFFFFu, peak, offset));
+                }
+                if (g == 0 && channel) {
+                    atomicAdd(job.sse + m * kMaxChannels + c, sum);
+                    atomicMax(job.max_error + m * kMaxChannels + c,
+                              static_cast<unsigned long long>(__double_as_longlong(peak)));
+                }
+            }
+        }
+    }
+}
+
+// 1 in `out` where this build has sm_90a code for the device (the warpgroup kernel's wgmma), else 0.
+__global__ void warpgroup_probe_kernel(int* out) {
+    *out = NMC_HAS_WGMMA;
+}
+
 // Random queries: warp tiles of 32 consecutive queries; batch kernels read each query's pack from `models`.
 template <int kMaxK, int kMTiles, int kMinBlocks, bool kSharedWeights, bool kBatch>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
@@ -266,6 +403,10 @@ struct DeviceModel {
     std::vector<TextureLayout> textures;
     std::vector<std::vector<float>> reference;  // unused on the host; the device copy lives in reference_device
     float* reference_device = nullptr;
+    // The Hopper warpgroup kernel's model (warpgroup_kernels.cuh): desc with its own B-operand weights and layer
+    // kinds, the same latents and parameters; only where warpgroup_ready.
+    bool warpgroup_ready = false;
+    ModelDesc warpgroup_desc;
     size_t output_floats = 0;
     std::vector<size_t> output_offset;
 
@@ -343,6 +484,25 @@ std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, 
     return bytes;
 }
 
+// spec 7 -> the warpgroup kernel's B operand (warpgroup_kernels.cuh): K padded to 64, N to 64 (16 for the last
+// layer), fp16 weights (exact); for each K chunk of 16 inputs, input 16 kc + q of row n as the two bytes at
+// warpgroup_b_offset(n, 2q).
+std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last) {
+    const int n_pad = last ? kGroupLastWidth : kGroupWidth;
+    std::vector<uint8_t> bytes(warpgroup_layer_bytes(last), 0);
+    for (int kc = 0; kc < 4; ++kc) {
+        uint8_t* chunk = &bytes[static_cast<size_t>(kc) * static_cast<size_t>(n_pad) * kChunkBytes];
+        for (int n = 0; n < n_pad; ++n) {
+            for (int q = 0; q < 16; ++q) {
+                const uint16_t h = float_to_fp16(weight_value(layer, n, 16 * kc + q));  // exact
+                chunk[warpgroup_b_offset(n, 2 * q)] = static_cast<uint8_t>(h & 0xFF);
+                chunk[warpgroup_b_offset(n, 2 * q + 1)] = static_cast<uint8_t>(h >> 8);
+            }
+        }
+    }
+    return bytes;
+}
+
 Status launch_error(const char* what) {
     NMC_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     const cudaError_t e = cudaDeviceSynchronize();
@@ -386,6 +546,49 @@ Status grid_size(Kernel kernel, size_t smem, const DeviceModel& m, size_t tiles,
     return Status::success();
 }
 
+// The warpgroup kernel's shared memory: weights and parameters, then 4 warps x 16 staged rows.
+size_t warpgroup_shared_bytes(const ModelDesc& d) {
+    return (d.weight_bytes + d.param_floats * sizeof(float) + 127) / 128 * 128 +
+           static_cast<size_t>(kGroupThreads / 32) * 16 * static_cast<size_t>((d.layers[0].k_pad + 31) / 32 * 32 + 16);
+}
+
+// Whether device `device` runs the warpgroup kernel: compute capability 9.0 and sm_90a code in this build.
+bool warpgroup_code_present(const CudaDeviceInfo& info) {
+    if (info.compute_major != 9 || info.compute_minor != 0) return false;
+    int* flag = nullptr;
+    if (cudaMalloc(&flag, sizeof(int)) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    int present = 0;
+    warpgroup_probe_kernel<<<1, 1>>>(flag);
+    const bool ran = cudaGetLastError() == cudaSuccess &&
+                     cudaMemcpy(&present, flag, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess;
+    cudaFree(flag);
+    cudaGetLastError();
+    return ran && present == 1;
+}
+
+template <int kMinBlocks>
+Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
+    uint32_t groups = 0;
+    for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
+        job.tile_start[mip - job.mip_first] = groups;
+        groups += static_cast<uint32_t>((m.mip_texels(mip) + kGroupTexels - 1) / kGroupTexels);
+    }
+    job.tile_start[job.mip_end - job.mip_first] = groups;
+    auto kernel = decode_grid_warpgroup_kernel<kMinBlocks>;
+    const size_t smem = warpgroup_shared_bytes(m.warpgroup_desc);
+    NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
+    int per_sm = 0;
+    NMC_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kGroupThreads, smem));
+    const int blocks =
+        static_cast<int>(std::max<size_t>(1, std::min<size_t>(groups, static_cast<size_t>(std::max(per_sm, 1)) *
+                                                                          static_cast<size_t>(m.multiprocessors))));
+    kernel<<<blocks, kGroupThreads, smem>>>(m.warpgroup_desc, job);
+    return launch_error("decode_grid_warpgroup_kernel");
+}
+
 template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, int kStages>
 Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles) {
     auto kernel = decode_grid_kernel<kMaxK, kMTiles, kMinBlocks, kShared, kStages>;
@@ -414,6 +617,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
     switch (variant) {
         case CudaDecodeVariant::full:
             break;
+
         case CudaDecodeVariant::full_3_blocks:
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true, kStagesFull>(m, job, tiles);
         case CudaDecodeVariant::network_only:
@@ -431,6 +635,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true,
                                      kStagesFull | kStageBinary16Activation | kStageBinary16Sampling>(m, job, tiles);
     }
+    if (m.warpgroup_ready) return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, job);
     if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);
     if (m.max_k == kSmallK)
         return launch_grid_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, kStagesFull>(m, job, tiles);
@@ -539,6 +744,9 @@ int CudaDecoder::device() const {
 CudaMatmulPath CudaDecoder::path() const {
     return model_->path;
 }
+bool CudaDecoder::runs_warpgroup_kernel() const {
+    return model_->warpgroup_ready;
+}
 size_t CudaDecoder::device_output_floats() const {
     return model_->output_floats;
 }
@@ -636,6 +844,25 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
     NMC_RETURN_IF_ERROR(model->upload(params.data(), params.size() * sizeof(float), &p));
     d.params = static_cast<const float*>(p);
 
+    // The Hopper warpgroup kernel's copy of the model: its own weight layout and kinds (fp16 wgmma for every layer,
+    // on either path), the rest shared.
+    if (options.warpgroup && model->max_k == kSmallK && warpgroup_code_present(*info)) {
+        ModelDesc& wd = model->warpgroup_desc;
+        wd = d;
+        std::vector<uint8_t> group_weights;
+        for (int l = 0; l < d.layer_count; ++l) {
+            const Layer& layer = pack.network.layers[static_cast<size_t>(l)];
+            const bool last = l + 1 == d.layer_count;
+            wd.layers[l].weight_offset = static_cast<uint32_t>(group_weights.size());
+            wd.layers[l].kind = layer_kind(true, layer.has_scale(), last);  // every layer on the fp16 wgmma
+            const std::vector<uint8_t> bytes = warpgroup_weights(layer, last);
+            group_weights.insert(group_weights.end(), bytes.begin(), bytes.end());
+        }
+        wd.weight_bytes = static_cast<uint32_t>(group_weights.size());
+        NMC_RETURN_IF_ERROR(model->upload(group_weights.data(), group_weights.size(), &p));
+        wd.weights = static_cast<const uint8_t*>(p);
+        model->warpgroup_ready = warpgroup_shared_bytes(wd) <= info->shared_memory_per_block_optin;
+    }
     for (int m = 0; m < d.mip_count; ++m) {
         model->output_offset.push_back(model->output_floats);
         model->output_floats += model->mip_texels(m) * static_cast<size_t>(d.channel_count);

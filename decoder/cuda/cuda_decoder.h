@@ -48,6 +48,10 @@ const char* to_string(CudaDecodeVariant variant);
 struct CudaDecoderOptions {
     int device = 0;  // CUDA device index
     CudaMatmulPath path = CudaMatmulPath::automatic;
+    // Hopper (compute capability 9.0, with sm_90a code in the build) and networks of widths <= 64: whole-mip decodes
+    // and error sums run on the warpgroup kernel (wgmma, 64 texels a warpgroup; warpgroup_kernels.cuh) instead of the
+    // warp kernel (mma.sync). Same values: only the order of each layer's sums differs (spec 8.6). Ignored elsewhere.
+    bool warpgroup = true;
 };
 
 // One query of a batch over several packs: pack `pack` (index into the decoder list) at (u, v, mip).
@@ -117,7 +121,8 @@ public:
 
     int channel_count() const;
     int device() const;
-    CudaMatmulPath path() const;  // the path that runs (never automatic)
+    CudaMatmulPath path() const;         // the path that runs (never automatic)
+    bool runs_warpgroup_kernel() const;  // whether whole-mip decodes run on the warpgroup kernel (see the options)
 
 private:
     explicit CudaDecoder(std::unique_ptr<cuda_detail::DeviceModel> model);

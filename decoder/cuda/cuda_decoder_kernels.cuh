@@ -274,7 +274,7 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
         const uint4 wd = __ldg(reinterpret_cast<const uint4*>(d));
         if constexpr (kBinary16) {
             const BilinearHalf bh{__float2half2_rn(bl.w00), __float2half2_rn(bl.w10), __float2half2_rn(bl.w01),
-                                  __float2half2_rn(bl.w11), __float2half2_rn(l.lo),  __float2half2_rn(l.step)};
+                                  __float2half2_rn(bl.w11), __float2half2_rn(l.lo),   __float2half2_rn(l.step)};
             *reinterpret_cast<uint4*>(row) =
                 make_uint4(bh.codes4(wa.x, wb.x, wc.x, wd.x), bh.codes4(wa.y, wb.y, wc.y, wd.y),
                            bh.codes4(wa.z, wb.z, wc.z, wd.z), bh.codes4(wa.w, wb.w, wc.w, wd.w));
@@ -297,6 +297,20 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
     return make_float2(px, py);
 }
 
+// spec 8.4-8.5 as E4M3 codes in pe[0 .. 12], from level k0's (px, py): octave o = 0, 1, 2 with s = 2^o (exact):
+// saw(px*s), saw(py*s), saw(px*s + 0.25), saw(py*s + 0.25); then x[2F+12] = m * 0.25. Written as 16-bit pairs: `pe` is
+// row + 2F, 2-byte aligned.
+__device__ __forceinline__ void position_inputs(float2 p, int mip, uint8_t* pe) {
+    uint16_t* pairs = reinterpret_cast<uint16_t*>(pe);
+#pragma unroll
+    for (int o = 0; o < 3; ++o) {
+        const float s = static_cast<float>(1 << o);
+        pairs[2 * o] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s), saw(p.y * s)));
+        pairs[2 * o + 1] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s + 0.25f), saw(p.y * s + 0.25f)));
+    }
+    pe[12] = fp8_code(static_cast<float>(mip) * 0.25f);
+}
+
 // spec 8.1-8.5 and the E4M3 rounding of 8.6: layer 0's input of query (u, v, mip) as E4M3 codes in
 // row[0 .. k_pad-1] (zero beyond 2F + 13). `row` is 16-byte aligned. kBinary16: see sample_level.
 template <bool kBinary16 = false>
@@ -309,16 +323,7 @@ __device__ void assemble_input(const ModelDesc& md, float u, float v, int mip, u
     for (int i = 0; i < k_pad; i += 16) *reinterpret_cast<uint4*>(row + i) = make_uint4(0u, 0u, 0u, 0u);
     const float2 p = sample_level<kBinary16>(md.levels[k0], f, wrap, u, v, row);
     sample_level<kBinary16>(md.levels[k0 + 1], f, wrap, u, v, row + f);
-    // spec 8.4: octave o = 0, 1, 2 with s = 2^o (exact): saw(px*s), saw(py*s), saw(px*s + 0.25), saw(py*s + 0.25);
-    // spec 8.5: x[2F+12] = m * 0.25. Written as 16-bit pairs: 2F is even.
-    uint16_t* pe = reinterpret_cast<uint16_t*>(row + 2 * f);
-#pragma unroll
-    for (int o = 0; o < 3; ++o) {
-        const float s = static_cast<float>(1 << o);
-        pe[2 * o] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s), saw(p.y * s)));
-        pe[2 * o + 1] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s + 0.25f), saw(p.y * s + 0.25f)));
-    }
-    row[2 * f + 12] = fp8_code(static_cast<float>(mip) * 0.25f);
+    position_inputs(p, mip, row + 2 * f);
 }
 
 // A timing variant's layer-0 input without the latents: E4M3 codes of magnitude <= 0.5 that vary by lane and tile

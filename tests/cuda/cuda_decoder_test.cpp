@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -23,7 +24,9 @@ namespace {
 
 using test::RandomPackOptions;
 
-bool require_device() { return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found"); }
+bool require_device() {
+    return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found");
+}
 
 // The paths this device runs: fp16 always (sm_75+), fp8 from compute capability 8.9.
 std::vector<CudaMatmulPath> paths() {
@@ -33,8 +36,8 @@ std::vector<CudaMatmulPath> paths() {
     return result;
 }
 
-CudaDecoder make_cuda(const Pack& pack, CudaMatmulPath path) {
-    Result<CudaDecoder> decoder = CudaDecoder::create(pack, {0, path});
+CudaDecoder make_cuda(const Pack& pack, CudaMatmulPath path, bool warpgroup = true) {
+    Result<CudaDecoder> decoder = CudaDecoder::create(pack, {0, path, warpgroup});
     EXPECT_TRUE(decoder.ok()) << decoder.status().to_string();
     return std::move(decoder).value();
 }
@@ -81,6 +84,10 @@ std::vector<ExactCase> exact_cases() {
     return cases;
 }
 
+// Whole-mip decodes run on the Hopper warpgroup kernel where the device and build allow it (the option's default),
+// else on the warp kernel; the tests of whole mips and error sums run both (on other GPUs, the warp kernel twice).
+constexpr bool kWholeMipKernels[] = {true, false};
+
 TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     for (const ExactCase& c : exact_cases()) {
@@ -88,13 +95,37 @@ TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
         const Pack pack = test::make_random_pack(c.options);
         const CpuDecoder cpu = make_cpu(pack);
         for (CudaMatmulPath path : paths()) {
-            SCOPED_TRACE(to_string(path));
-            const CudaDecoder gpu = make_cuda(pack, path);
-            for (int mip = 0; mip < pack.material.mip_count; ++mip) {
-                // == on float vectors: exact (and -0.0 == +0.0, the same value).
-                EXPECT_EQ(decode_mip(gpu, mip), decode_mip(cpu, mip)) << "mip " << mip;
+            for (bool warpgroup : kWholeMipKernels) {
+                SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+                const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
+                for (int mip = 0; mip < pack.material.mip_count; ++mip) {
+                    // == on float vectors: exact (and -0.0 == +0.0, the same value).
+                    EXPECT_EQ(decode_mip(gpu, mip), decode_mip(cpu, mip)) << "mip " << mip;
+                }
             }
         }
+    }
+}
+
+// The warpgroup kernel runs exactly where it can: compute capability 9.0, a build with sm_90a code, networks of
+// widths <= 64, and the option on.
+TEST(CudaDecoder, WarpgroupKernelRunsWhereTheBuildAndDeviceAllow) {
+    if (!require_device()) GTEST_SKIP() << "no CUDA device";
+    const std::vector<ExactCase> cases = exact_cases();
+    const Pack small = test::make_random_pack(cases[5].options);  // default shape
+    const Pack wide = test::make_random_pack(cases[6].options);
+    const auto info = query_cuda_device(0);
+    ASSERT_TRUE(info.ok());
+#if defined(NMC_BUILD_HAS_SM90A)
+    const bool hopper = info->compute_major == 9 && info->compute_minor == 0;
+#else
+    const bool hopper = false;
+#endif
+    for (CudaMatmulPath path : paths()) {
+        SCOPED_TRACE(to_string(path));
+        EXPECT_EQ(make_cuda(small, path).runs_warpgroup_kernel(), hopper);
+        EXPECT_FALSE(make_cuda(small, path, false).runs_warpgroup_kernel());
+        EXPECT_FALSE(make_cuda(wide, path).runs_warpgroup_kernel());
     }
 }
 
@@ -234,27 +265,29 @@ TEST(CudaDecoder, InexactSumsAgreeWithCpuWithinSummationOrderTolerance) {
     constexpr float kSumOrderTolerance = 3e-3f;
     constexpr double kMaxFractionBeyondTolerance = 0.005;
     for (CudaMatmulPath path : paths()) {
-        SCOPED_TRACE(to_string(path));
-        const CudaDecoder gpu = make_cuda(pack, path);
-        for (int mip = 0; mip < pack.material.mip_count; ++mip) {
-            const auto a = decode_mip(gpu, mip);
-            const auto b = decode_mip(cpu, mip);
-            ASSERT_EQ(a.size(), b.size());
-            size_t beyond = 0;
-            size_t total = 0;
-            size_t differing = 0;
-            for (size_t c = 0; c < a.size(); ++c) {
-                ASSERT_EQ(a[c].size(), b[c].size());
-                for (size_t i = 0; i < a[c].size(); ++i) {
-                    ASSERT_TRUE(std::isfinite(a[c][i]));
-                    beyond += std::fabs(a[c][i] - b[c][i]) > kSumOrderTolerance;
-                    differing += a[c][i] != b[c][i];
+        for (bool warpgroup : kWholeMipKernels) {
+            SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+            const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
+            for (int mip = 0; mip < pack.material.mip_count; ++mip) {
+                const auto a = decode_mip(gpu, mip);
+                const auto b = decode_mip(cpu, mip);
+                ASSERT_EQ(a.size(), b.size());
+                size_t beyond = 0;
+                size_t total = 0;
+                size_t differing = 0;
+                for (size_t c = 0; c < a.size(); ++c) {
+                    ASSERT_EQ(a[c].size(), b[c].size());
+                    for (size_t i = 0; i < a[c].size(); ++i) {
+                        ASSERT_TRUE(std::isfinite(a[c][i]));
+                        beyond += std::fabs(a[c][i] - b[c][i]) > kSumOrderTolerance;
+                        differing += a[c][i] != b[c][i];
+                    }
+                    total += a[c].size();
                 }
-                total += a[c].size();
+                EXPECT_LE(static_cast<double>(beyond), kMaxFractionBeyondTolerance * static_cast<double>(total))
+                    << "mip " << mip << ": " << beyond << " of " << total << " values beyond " << kSumOrderTolerance
+                    << " (" << differing << " differ at all)";
             }
-            EXPECT_LE(static_cast<double>(beyond), kMaxFractionBeyondTolerance * static_cast<double>(total))
-                << "mip " << mip << ": " << beyond << " of " << total << " values beyond " << kSumOrderTolerance << " ("
-                << differing << " differ at all)";
         }
     }
 }
@@ -284,36 +317,38 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
         }
     }
     for (CudaMatmulPath path : paths()) {
-        SCOPED_TRACE(to_string(path));
-        CudaDecoder gpu = make_cuda(pack, path);
-        EXPECT_FALSE(gpu.measure_errors().ok());  // no reference yet
-        ASSERT_TRUE(gpu.upload_reference(reference).ok());
-        auto sums = gpu.measure_errors();
-        ASSERT_TRUE(sums.ok()) << sums.status().to_string();
-        double gpu_mse_sum = 0;
-        double cpu_mse_sum = 0;
-        for (int m = 0; m < pack.material.mip_count; ++m) {
-            const auto planes = decode_mip(cpu, m);
-            for (size_t c = 0; c < planes.size(); ++c) {
-                const double lo = pack.channels[c].lo;
-                const double hi = pack.channels[c].hi;
-                double sse = 0;
-                double peak = 0;
-                for (size_t i = 0; i < planes[c].size(); ++i) {
-                    const double d =
-                        (static_cast<double>(planes[c][i]) - lo) / (hi - lo) - reference[static_cast<size_t>(m)][c][i];
-                    sse += d * d;
-                    peak = std::max(peak, std::fabs(d));
+        for (bool warpgroup : kWholeMipKernels) {
+            SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+            CudaDecoder gpu = make_cuda(pack, path, warpgroup);
+            EXPECT_FALSE(gpu.measure_errors().ok());  // no reference yet
+            ASSERT_TRUE(gpu.upload_reference(reference).ok());
+            auto sums = gpu.measure_errors();
+            ASSERT_TRUE(sums.ok()) << sums.status().to_string();
+            double gpu_mse_sum = 0;
+            double cpu_mse_sum = 0;
+            for (int m = 0; m < pack.material.mip_count; ++m) {
+                const auto planes = decode_mip(cpu, m);
+                for (size_t c = 0; c < planes.size(); ++c) {
+                    const double lo = pack.channels[c].lo;
+                    const double hi = pack.channels[c].hi;
+                    double sse = 0;
+                    double peak = 0;
+                    for (size_t i = 0; i < planes[c].size(); ++i) {
+                        const double d = (static_cast<double>(planes[c][i]) - lo) / (hi - lo) -
+                                         reference[static_cast<size_t>(m)][c][i];
+                        sse += d * d;
+                        peak = std::max(peak, std::fabs(d));
+                    }
+                    const double gpu_sse = sums->sse[static_cast<size_t>(m)][c];
+                    EXPECT_NEAR(gpu_sse, sse, 1e-9 * sse + 1e-12) << "mip " << m << " channel " << c;
+                    EXPECT_EQ(sums->max_abs_error[static_cast<size_t>(m)][c], peak) << "mip " << m << " channel " << c;
+                    EXPECT_EQ(sums->texels[static_cast<size_t>(m)], static_cast<double>(planes[c].size()));
+                    gpu_mse_sum += gpu_sse / sums->texels[static_cast<size_t>(m)];
+                    cpu_mse_sum += sse / static_cast<double>(planes[c].size());
                 }
-                const double gpu_sse = sums->sse[static_cast<size_t>(m)][c];
-                EXPECT_NEAR(gpu_sse, sse, 1e-9 * sse + 1e-12) << "mip " << m << " channel " << c;
-                EXPECT_EQ(sums->max_abs_error[static_cast<size_t>(m)][c], peak) << "mip " << m << " channel " << c;
-                EXPECT_EQ(sums->texels[static_cast<size_t>(m)], static_cast<double>(planes[c].size()));
-                gpu_mse_sum += gpu_sse / sums->texels[static_cast<size_t>(m)];
-                cpu_mse_sum += sse / static_cast<double>(planes[c].size());
             }
+            EXPECT_NEAR(-10 * std::log10(gpu_mse_sum), -10 * std::log10(cpu_mse_sum), 0.01);
         }
-        EXPECT_NEAR(-10 * std::log10(gpu_mse_sum), -10 * std::log10(cpu_mse_sum), 0.01);
     }
 }
 
