@@ -202,10 +202,11 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
 
 // Whole mips on Hopper (warpgroup_kernels.cuh): one warpgroup a block takes group tiles of 64 consecutive texels
 // (row-major) of one mip, `job.tile_start` counting group tiles; warp w owns texels 16w .. 16w + 15 of a group. Lane
-// (r = lane % 16, half = lane / 16) samples level k0 + half of texel r, the lanes of half 0 add spec 8.4-8.5; every
-// layer then runs on wgmma, and each lane writes its own outputs (channels 8j + 2t + e of rows g and g + 8) straight
-// from the accumulator layout. All loop conditions are uniform across the block, as wgmma needs.
-template <int kMinBlocks>
+// (r = lane % 16, half = lane / 16) samples level k0 + half of texel r (kDequantised: from LevelDesc::values, else from
+// the codes) and half of spec 8.4-8.5; every layer then runs on wgmma, and each lane writes its own outputs (channels
+// 8j + 2t + e of rows g and g + 8) straight from the accumulator layout. All loop conditions are uniform across the
+// block, as wgmma needs.
+template <int kMinBlocks, bool kDequantised>
 __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     decode_grid_warpgroup_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
@@ -255,35 +256,63 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
         const uint32_t texels = w * h;
         const uint32_t first = (group - job.tile_start[m - job.mip_first]) * kGroupTexels + 16u * warp;
         // spec 8: u = (x + 0.5) / w_m; texels past the mip's end sample texel 0 (their outputs are not written).
+        // Power-of-two sizes take shifts and a multiply by 2^-k, exactly the same values as the divisions.
         const uint32_t i = first + static_cast<uint32_t>(r);
         const bool valid = i < texels;
-        const uint32_t y = valid ? i / w : 0u;
-        const uint32_t x = valid ? i - y * w : 0u;
-        const float u = (static_cast<float>(x) + 0.5f) / static_cast<float>(w);
-        const float v = (static_cast<float>(y) + 0.5f) / static_cast<float>(h);
+        uint32_t x, y;
+        float u, v;
+        if (((w & (w - 1)) | (h & (h - 1))) == 0) {
+            const int sw = __ffs(static_cast<int>(w)) - 1;
+            const int sh = __ffs(static_cast<int>(h)) - 1;
+            y = valid ? i >> sw : 0u;
+            x = valid ? i & (w - 1) : 0u;
+            u = (static_cast<float>(x) + 0.5f) * __int_as_float((127 - sw) << 23);
+            v = (static_cast<float>(y) + 0.5f) * __int_as_float((127 - sh) << 23);
+        } else {
+            y = valid ? i / w : 0u;
+            x = valid ? i - y * w : 0u;
+            u = (static_cast<float>(x) + 0.5f) / static_cast<float>(w);
+            v = (static_cast<float>(y) + 0.5f) / static_cast<float>(h);
+        }
         const int k0 = m < md.level_count - 2 ? m : md.level_count - 2;
-        const LevelDesc& level = md.levels[k0 + half];
         uint8_t* row = staging + r * row_stride;
         __syncwarp();  // the previous group's reads of these rows are done
-        const float2 p = sample_level(level, f, wrap, u, v, row + half * f);
-        if (half == 0) position_inputs(p, m, row + 2 * f);
+        const float2 p = kDequantised ? sample_level_dequantised(md.levels[k0 + half], f, wrap, u, v, row + half * f)
+                                      : sample_level(md.levels[k0 + half], f, wrap, u, v, row + half * f);
+        // spec 8.4-8.5 from level k0's (px, py), split evenly (the same code in every lane): pairs 0-2 in half 0, pairs
+        // 3-5 in half 1 (its own p is level k0 + 1's: it recomputes level k0's with sample_level's operations), and
+        // the mip in half 0.
+        const LevelDesc& level0 = md.levels[k0];
+        const float2 p0 = half ? make_float2(u * static_cast<float>(level0.width) - 0.5f,
+                                             v * static_cast<float>(level0.height) - 0.5f)
+                               : p;
+#pragma unroll
+        for (int n = 0; n < 3; ++n) position_pair(p0, 3 * half + n, row + 2 * f);
+        if (half == 0) row[2 * f + 12] = fp8_code(static_cast<float>(m) * 0.25f);
         __syncwarp();
-        uint32_t in[8];
+        // Layer 0's A fragments from the staged rows (E4M3 codes, natural order), converted to fp16x2.
+        uint32_t in[4][4];
         const uint8_t* row_g = staging + g * row_stride;
         const uint8_t* row_g8 = row_g + 8 * row_stride;
 #pragma unroll
-        for (int pair = 0; pair < 4; ++pair) {
-            in[2 * pair] = staged_codes(row_g, pair * 16 + 2 * t);
-            in[2 * pair + 1] = staged_codes(row_g8, pair * 16 + 2 * t);
+        for (int kc = 0; kc < 4; ++kc) {
+            const uint32_t codes_g = staged_codes(row_g, kc * 16 + 2 * t);
+            const uint32_t codes_g8 = staged_codes(row_g8, kc * 16 + 2 * t);
+            in[kc][0] = fp8x2_to_half2(codes_g);
+            in[kc][1] = fp8x2_to_half2(codes_g8);
+            in[kc][2] = fp8x2_to_half2(codes_g >> 16);
+            in[kc][3] = fp8x2_to_half2(codes_g8 >> 16);
         }
-        uint32_t out[8];
+        uint32_t out[4][4];
         float result[8];
         for (int l = 0; l + 1 < md.layer_count; ++l) {
             const LayerDesc& layer = md.layers[l];
             warpgroup_layer_of_kind<false>(layer.kind, weights + layer.weight_offset, params + layer.param_offset, in,
                                            out, result);
 #pragma unroll
-            for (int k = 0; k < 8; ++k) in[k] = out[k];
+            for (int kc = 0; kc < 4; ++kc)
+#pragma unroll
+                for (int k = 0; k < 4; ++k) in[kc][k] = out[kc][k];
         }
         const LayerDesc& last = md.layers[md.layer_count - 1];
         warpgroup_layer_of_kind<true>(last.kind, weights + last.weight_offset, params + last.param_offset, in, out,
@@ -569,7 +598,7 @@ bool warpgroup_code_present(const CudaDeviceInfo& info) {
     return ran && present == 1;
 }
 
-template <int kMinBlocks>
+template <int kMinBlocks, bool kDequantised>
 Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
     uint32_t groups = 0;
     for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
@@ -577,7 +606,7 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
         groups += static_cast<uint32_t>((m.mip_texels(mip) + kGroupTexels - 1) / kGroupTexels);
     }
     job.tile_start[job.mip_end - job.mip_first] = groups;
-    auto kernel = decode_grid_warpgroup_kernel<kMinBlocks>;
+    auto kernel = decode_grid_warpgroup_kernel<kMinBlocks, kDequantised>;
     const size_t smem = warpgroup_shared_bytes(m.warpgroup_desc);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int per_sm = 0;
@@ -611,13 +640,24 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
     }
     job.tile_start[job.mip_end - job.mip_first] = tiles;
     const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
+    const bool dequantised = m.warpgroup_desc.levels[0].values != nullptr;
+    if (variant == CudaDecodeVariant::warpgroup_from_codes || variant == CudaDecodeVariant::warpgroup_5_blocks) {
+        if (!m.warpgroup_ready)
+            return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
+                                                      " needs the warpgroup kernel (compute capability 9.0, sm_90a "
+                                                      "code in this build, a network of widths <= 64)"};
+        if (variant == CudaDecodeVariant::warpgroup_from_codes)
+            return launch_grid_warpgroup<kWarpgroupMinBlocks, false>(m, job);
+        return dequantised ? launch_grid_warpgroup<5, true>(m, job) : launch_grid_warpgroup<5, false>(m, job);
+    }
     if (variant != CudaDecodeVariant::full && !fast_shared)
         return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
                                                   " needs a network of widths <= 64 with weights in shared memory"};
     switch (variant) {
         case CudaDecodeVariant::full:
+        case CudaDecodeVariant::warpgroup_from_codes:  // launched above
+        case CudaDecodeVariant::warpgroup_5_blocks:
             break;
-
         case CudaDecodeVariant::full_3_blocks:
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true, kStagesFull>(m, job, tiles);
         case CudaDecodeVariant::network_only:
@@ -635,7 +675,9 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true,
                                      kStagesFull | kStageBinary16Activation | kStageBinary16Sampling>(m, job, tiles);
     }
-    if (m.warpgroup_ready) return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, job);
+    if (m.warpgroup_ready)
+        return dequantised ? launch_grid_warpgroup<kWarpgroupMinBlocks, true>(m, job)
+                           : launch_grid_warpgroup<kWarpgroupMinBlocks, false>(m, job);
     if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);
     if (m.max_k == kSmallK)
         return launch_grid_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, kStagesFull>(m, job, tiles);
@@ -714,6 +756,10 @@ const char* to_string(CudaDecodeVariant variant) {
             return "binary16_activation";
         case CudaDecodeVariant::binary16_activation_and_sampling:
             return "binary16_activation_and_sampling";
+        case CudaDecodeVariant::warpgroup_from_codes:
+            return "warpgroup_from_codes";
+        case CudaDecodeVariant::warpgroup_5_blocks:
+            return "warpgroup_5_blocks";
     }
     return "unknown";
 }
@@ -862,6 +908,32 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         NMC_RETURN_IF_ERROR(model->upload(group_weights.data(), group_weights.size(), &p));
         wd.weights = static_cast<const uint8_t*>(p);
         model->warpgroup_ready = warpgroup_shared_bytes(wd) <= info->shared_memory_per_block_optin;
+        // Its sampling reads every level's features dequantised once (LevelDesc::values: 16 bytes per 4 features
+        // instead of 4) where F % 4 == 0 and they take at most a quarter of the free device memory; else the codes.
+        size_t floats = 0;
+        for (int k = 0; k < d.level_count; ++k)
+            floats += static_cast<size_t>(d.levels[k].width) * static_cast<size_t>(d.levels[k].height) *
+                      static_cast<size_t>(d.feature_count);
+        size_t free_bytes = 0;
+        size_t total_bytes = 0;
+        if (d.feature_count % 4 == 0 && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess &&
+            floats * sizeof(float) <= free_bytes / 4) {
+            for (int k = 0; k < d.level_count; ++k) {
+                const uint32_t texels =
+                    static_cast<uint32_t>(d.levels[k].width) * static_cast<uint32_t>(d.levels[k].height);
+                void* values = nullptr;
+                NMC_CUDA_RETURN_IF_ERROR(
+                    cudaMalloc(&values, static_cast<size_t>(texels) * d.feature_count * sizeof(float)));
+                model->allocations.push_back(values);
+                const uint32_t work = texels * static_cast<uint32_t>(d.feature_count / 4);
+                dequantise_level_kernel<<<std::min<uint32_t>((work + 255) / 256, 65535u), 256>>>(
+                    d.levels[k].codes, texels, d.feature_count, d.levels[k].lo, d.levels[k].step,
+                    static_cast<float4*>(values));
+                NMC_RETURN_IF_ERROR(launch_error("dequantise_level_kernel"));
+                wd.levels[k].values = static_cast<const float4*>(values);
+            }
+        }
+        cudaGetLastError();  // cudaMemGetInfo's, if it failed
     }
     for (int m = 0; m < d.mip_count; ++m) {
         model->output_offset.push_back(model->output_floats);

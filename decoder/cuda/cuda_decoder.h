@@ -42,6 +42,9 @@ enum class CudaDecodeVariant {
     // spec's, not equal; built like full_3_blocks, which they compare with:
     binary16_activation,               // as full, the hidden layers' activation in binary16 pairs (step 1)
     binary16_activation_and_sampling,  // and, for F = 16, the dequantisation and bilinear sums too (step 2)
+    // The Hopper warpgroup kernel (the spec's values; invalid_argument where runs_warpgroup_kernel() is false):
+    warpgroup_from_codes,  // sampling the latent codes instead of the features dequantised at load time
+    warpgroup_5_blocks,    // built for 5 blocks a multiprocessor (up to 102 registers) instead of 4
 };
 const char* to_string(CudaDecodeVariant variant);
 

@@ -49,6 +49,9 @@ struct LevelDesc {
     int height = 0;
     float lo = 0;  // spec 6: value = lo + q * step
     float step = 0;
+    // The warpgroup kernel's copy when F % 4 == 0 (else null): the features dequantised once (spec 6, the same
+    // float32 values as dequantise()), F / 4 planes of width * height float4, plane j holding features 4j .. 4j + 3.
+    const float4* values = nullptr;
 };
 
 // A layer's kind: bit 0 fp16 MMA (else E4M3), bit 1 per-output scales, bit 2 the last layer (its outputs are the
@@ -297,17 +300,19 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
     return make_float2(px, py);
 }
 
-// spec 8.4-8.5 as E4M3 codes in pe[0 .. 12], from level k0's (px, py): octave o = 0, 1, 2 with s = 2^o (exact):
-// saw(px*s), saw(py*s), saw(px*s + 0.25), saw(py*s + 0.25); then x[2F+12] = m * 0.25. Written as 16-bit pairs: `pe` is
-// row + 2F, 2-byte aligned.
+// spec 8.4 pair k = 0 .. 5 as two E4M3 codes at pe[2k], pe[2k + 1] (pe = row + 2F, 2-byte aligned), from level k0's
+// (px, py): octave o = k / 2 with s = 2^o (exact), phase 0 (k even) or 0.25: saw(px*s + phase), saw(py*s + phase).
+// Adding a phase of 0 changes nothing (x + 0 = x, and saw(-0) = saw(+0)), so every pair runs the same operations.
+__device__ __forceinline__ void position_pair(float2 p, int k, uint8_t* pe) {
+    const float s = static_cast<float>(1 << (k >> 1));
+    const float phase = (k & 1) ? 0.25f : 0.0f;
+    reinterpret_cast<uint16_t*>(pe)[k] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s + phase), saw(p.y * s + phase)));
+}
+
+// spec 8.4-8.5: the six pairs of position_pair, then x[2F+12] = m * 0.25 at pe[12].
 __device__ __forceinline__ void position_inputs(float2 p, int mip, uint8_t* pe) {
-    uint16_t* pairs = reinterpret_cast<uint16_t*>(pe);
 #pragma unroll
-    for (int o = 0; o < 3; ++o) {
-        const float s = static_cast<float>(1 << o);
-        pairs[2 * o] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s), saw(p.y * s)));
-        pairs[2 * o + 1] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s + 0.25f), saw(p.y * s + 0.25f)));
-    }
+    for (int k = 0; k < 6; ++k) position_pair(p, k, pe);
     pe[12] = fp8_code(static_cast<float>(mip) * 0.25f);
 }
 

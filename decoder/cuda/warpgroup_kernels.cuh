@@ -129,14 +129,21 @@ __device__ __forceinline__ void wgmma_fp16(float (&d)[kN / 2], const uint32_t (&
 #undef NMC_WGMMA_OUT8
 #undef NMC_WGMMA_OUT32
 
-// One layer for the warpgroup's 64 texels, of kind kKind (layer_kind): in = this lane's packed E4M3 input (8
-// registers: rows g and g + 8 of its warp's 16, see above), out = the next layer's packed input (hidden layers) or
-// result = the last layer's y for channels 8j + 2t + (e & 1) of row g + 8 (e >> 1), at result[4j + e].
-// `weights` is this layer's B operand in shared memory, `params` its scales (when scaled) then biases. All 128
-// threads must call it together (wgmma is warpgroup-wide).
+// A pair of E4M3 codes (low byte first) of spec 8.6's rounding of (a, b), as the fp16x2 A-operand register (exact).
+__device__ __forceinline__ uint32_t fp8_rounded_half2(float a, float b) {
+    return fp8x2_to_half2(fp8x2_codes(a, b));
+}
+
+// One layer for the warpgroup's 64 texels, of kind kKind (layer_kind): in = this lane's A fragments, fp16x2, for K
+// chunk kc (inputs 16kc .. 16kc + 15) in[kc][0..3] = rows g, g + 8 of inputs 16kc + 2t, 2t + 1, then rows g, g + 8
+// of inputs 16kc + 2t + 8, 2t + 9 (mma.sync's m16n8k16 A layout for the warp's 16 rows); out = the next layer's, in
+// the same form (hidden layers), or result = the last layer's y for channels 8j + 2t + (e & 1) of row g + 8 (e >> 1),
+// at result[4j + e]. Outputs 8j .. 8j + 7 of a hidden layer are exactly the next layer's K chunk j / 2, half j % 2,
+// so the accumulators become A fragments in place. `weights` is this layer's B operand in shared memory, `params`
+// its scales (when scaled) then biases. All 128 threads must call it together (wgmma is warpgroup-wide).
 template <int kKind>
-__device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const float* params, const uint32_t (&in)[8],
-                                                uint32_t (&out)[8], float (&result)[8]) {
+__device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const float* params, const uint32_t (&in)[4][4],
+                                                uint32_t (&out)[4][4], float (&result)[8]) {
     static_assert((kKind & kKindFp16) != 0, "the warpgroup kernel runs every layer on the fp16 wgmma");
     constexpr bool kScaled = (kKind & kKindScaled) != 0;
     constexpr bool kLast = (kKind & kKindLast) != 0;
@@ -155,44 +162,31 @@ __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const fl
         acc[4 * j + 2] = start.x;
         acc[4 * j + 3] = start.y;
     }
-    uint32_t a16[4][4];
-#pragma unroll
-    for (int kc = 0; kc < 4; ++kc) {
-        a16[kc][0] = fp8x2_to_half2(in[2 * kc]);            // row g, inputs 16kc + 2t, 2t + 1
-        a16[kc][1] = fp8x2_to_half2(in[2 * kc + 1]);        // row g + 8
-        a16[kc][2] = fp8x2_to_half2(in[2 * kc] >> 16);      // row g, inputs 16kc + 2t + 8, 2t + 9
-        a16[kc][3] = fp8x2_to_half2(in[2 * kc + 1] >> 16);  // row g + 8
-    }
     wgmma_fence();
 #pragma unroll
-    for (int kc = 0; kc < 4; ++kc) wgmma_fp16<kN>(acc, a16[kc], wgmma_descriptor(weights + kc * kN * kChunkBytes));
+    for (int kc = 0; kc < 4; ++kc) wgmma_fp16<kN>(acc, in[kc], wgmma_descriptor(weights + kc * kN * kChunkBytes));
     wgmma_commit_and_wait();
     wgmma_fence_operands(acc);
     // spec 8.6: y = acc * scale + bias with scales (a multiply, then an add); hidden layers then the activation and
-    // the E4M3 rounding of the next layer's input, packed as run_layer packs it.
-    float y[kN / 2];
+    // the E4M3 rounding of the next layer's input.
 #pragma unroll
     for (int j = 0; j < kTiles; ++j) {
         const int n = 8 * j + 2 * t;
         const float2 s = kScaled ? *reinterpret_cast<const float2*>(scale + n) : make_float2(1.0f, 1.0f);
         const float2 b = kScaled ? *reinterpret_cast<const float2*>(bias + n) : make_float2(0.0f, 0.0f);
+        float y[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             float v = acc[4 * j + e];
             if (kScaled) v = v * ((e & 1) ? s.y : s.x) + ((e & 1) ? b.y : b.x);
-            y[4 * j + e] = kLast ? v : hgelu_clamped(v);
+            y[e] = kLast ? v : hgelu_clamped(v);
         }
-    }
-    if constexpr (kLast) {
+        if constexpr (kLast) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) result[i] = y[i];
-    } else {
-#pragma unroll
-        for (int pair = 0; pair < 4; ++pair) {
-            const float* lo = &y[8 * pair];      // n8 tile 2 * pair
-            const float* hi = &y[8 * pair + 4];  // n8 tile 2 * pair + 1
-            out[2 * pair] = fp8x2_codes(lo[0], lo[1]) | (fp8x2_codes(hi[0], hi[1]) << 16);
-            out[2 * pair + 1] = fp8x2_codes(lo[2], lo[3]) | (fp8x2_codes(hi[2], hi[3]) << 16);
+            for (int e = 0; e < 4; ++e) result[4 * j + e] = y[e];
+        } else {
+            out[j / 2][2 * (j % 2)] = fp8_rounded_half2(y[0], y[1]);      // row g
+            out[j / 2][2 * (j % 2) + 1] = fp8_rounded_half2(y[2], y[3]);  // row g + 8
         }
     }
 }
@@ -201,7 +195,7 @@ __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const fl
 // last.
 template <bool kLast, int kFirst = 0>
 __device__ __forceinline__ void warpgroup_layer_of_kind(int kind, const uint8_t* weights, const float* params,
-                                                        const uint32_t (&in)[8], uint32_t (&out)[8],
+                                                        const uint32_t (&in)[4][4], uint32_t (&out)[4][4],
                                                         float (&result)[8]) {
     if constexpr (kFirst < kLayerKinds) {
         if constexpr (((kFirst & kKindLast) != 0) == kLast && (kFirst & kKindFp16) != 0) {
@@ -211,6 +205,61 @@ __device__ __forceinline__ void warpgroup_layer_of_kind(int kind, const uint8_t*
             }
         }
         warpgroup_layer_of_kind<kLast, kFirst + 1>(kind, weights, params, in, out, result);
+    }
+}
+
+// spec 8.2-8.3 for one level from its dequantised features (l.values, F % 4 == 0): the same addresses, weights and
+// float32 operations as sample_level, without the dequantisation per corner (done once at load time with the same
+// operations). Writes the E4M3 codes of the F features to row[0 .. F-1] (4-byte aligned); returns px, py.
+__device__ __forceinline__ float2 sample_level_dequantised(const LevelDesc& l, int f, bool wrap, float u, float v,
+                                                           uint8_t* row) {
+    const float px = u * static_cast<float>(l.width) - 0.5f;
+    const float py = v * static_cast<float>(l.height) - 0.5f;
+    const float fx0 = floorf(px);
+    const float fy0 = floorf(py);
+    const float fx = px - fx0;
+    const float fy = py - fy0;
+    uint32_t xa, xb, ya, yb;
+    address_pair(static_cast<int>(fx0), l.width, wrap, xa, xb);
+    address_pair(static_cast<int>(fy0), l.height, wrap, ya, yb);
+    // float4 indices fit 32 bits: F / 4 planes of at most 16384 * 16384 texels (spec 9), F <= 16.
+    const uint32_t w = static_cast<uint32_t>(l.width);
+    const uint32_t plane = w * static_cast<uint32_t>(l.height);
+    const float4* a = l.values + (ya * w + xa);
+    const float4* b = l.values + (ya * w + xb);
+    const float4* c = l.values + (yb * w + xa);
+    const float4* d = l.values + (yb * w + xb);
+    const float gx = 1.0f - fx;
+    const float gy = 1.0f - fy;
+    const float w00 = gx * gy, w10 = fx * gy, w01 = gx * fy, w11 = fx * fy;
+    // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d.
+    const auto feature = [&](float qa, float qb, float qc, float qd) {
+        return ((w00 * qa + w10 * qb) + w01 * qc) + w11 * qd;
+    };
+    for (int j = 0; j < f / 4; ++j) {
+        const uint32_t o = static_cast<uint32_t>(j) * plane;
+        const float4 va = __ldg(a + o);
+        const float4 vb = __ldg(b + o);
+        const float4 vc = __ldg(c + o);
+        const float4 vd = __ldg(d + o);
+        *reinterpret_cast<uint32_t*>(row + 4 * j) =
+            fp8x2_codes(feature(va.x, vb.x, vc.x, vd.x), feature(va.y, vb.y, vc.y, vd.y)) |
+            (fp8x2_codes(feature(va.z, vb.z, vc.z, vd.z), feature(va.w, vb.w, vc.w, vd.w)) << 16);
+    }
+    return make_float2(px, py);
+}
+
+// spec 6 for one level, once at load time: out[j * w * h + i] = the dequantised features 4j .. 4j + 3 of latent
+// texel i (dequantise(), the decoder's own operations), for the warpgroup kernel's sampling (LevelDesc::values).
+__global__ void dequantise_level_kernel(const uint8_t* codes, uint32_t texels, int f, float lo, float step,
+                                        float4* out) {
+    const uint32_t chunks = static_cast<uint32_t>(f / 4);
+    for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < texels * chunks; k += gridDim.x * blockDim.x) {
+        const uint32_t i = k / chunks;
+        const uint32_t j = k - i * chunks;
+        const uint8_t* q = codes + static_cast<size_t>(i) * static_cast<size_t>(f) + 4 * j;
+        out[static_cast<size_t>(j) * texels + i] = make_float4(dequantise(lo, step, q[0]), dequantise(lo, step, q[1]),
+                                                               dequantise(lo, step, q[2]), dequantise(lo, step, q[3]));
     }
 }
 

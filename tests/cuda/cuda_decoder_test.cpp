@@ -368,8 +368,9 @@ TEST(CudaDecoder, DeviceOutputHoldsEveryMipAtItsOffset) {
     EXPECT_EQ(gpu.device_output_floats(), expected_offset);
 }
 
-// The benchmark's timing variants run on the default-shape network and leave `full` untouched, the binary16 ones close
-// to the spec's values; networks wider than 64 have none (invalid_argument).
+// The benchmark's timing variants run on the default-shape network and leave `full` untouched; full_3_blocks and the
+// warpgroup ones (where the warpgroup kernel runs, else invalid_argument) give the spec's values, the binary16 ones
+// values close to them; networks wider than 64 have none (invalid_argument).
 TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const std::vector<ExactCase> cases = exact_cases();
@@ -382,12 +383,26 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         float* device_out = nullptr;
         ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
         std::vector<std::pair<CudaDecodeVariant, std::vector<float>>> binary16;
+        std::vector<std::pair<CudaDecodeVariant, std::vector<float>>> exact;  // the spec's values, other kernels
         for (CudaDecodeVariant variant :
              {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only,
               CudaDecodeVariant::sampling_only, CudaDecodeVariant::binary16_activation,
-              CudaDecodeVariant::binary16_activation_and_sampling}) {
+              CudaDecodeVariant::binary16_activation_and_sampling, CudaDecodeVariant::warpgroup_from_codes,
+              CudaDecodeVariant::warpgroup_5_blocks}) {
             const Status s = gpu.decode_all_mips_to_device(device_out, variant);
+            const bool warpgroup_variant =
+                variant == CudaDecodeVariant::warpgroup_from_codes || variant == CudaDecodeVariant::warpgroup_5_blocks;
+            if (warpgroup_variant && !gpu.runs_warpgroup_kernel()) {
+                EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant);
+                continue;
+            }
             EXPECT_TRUE(s.ok()) << to_string(variant) << ": " << s.to_string();
+            if (warpgroup_variant || variant == CudaDecodeVariant::full_3_blocks) {
+                std::vector<float> values(gpu.device_output_floats());
+                ASSERT_EQ(cudaMemcpy(values.data(), device_out, values.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                          cudaSuccess);
+                exact.emplace_back(variant, std::move(values));
+            }
             if (test::is_binary16_variant(variant)) {
                 std::vector<float> values(gpu.device_output_floats());
                 ASSERT_EQ(cudaMemcpy(values.data(), device_out, values.size() * sizeof(float), cudaMemcpyDeviceToHost),
@@ -403,6 +418,7 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         const size_t texels = planes[0].size();
         for (size_t c = 0; c < planes.size(); ++c)
             EXPECT_TRUE(std::equal(planes[c].begin(), planes[c].end(), all.begin() + c * texels)) << "channel " << c;
+        for (const auto& [variant, values] : exact) EXPECT_EQ(values, all) << to_string(variant);
         // The binary16 variants compute the plan's maths, close to the spec's: E4M3 roundings that flip move values a
         // little, a wrong byte or lane order would move them by the whole output range. Bounds from the benchmark's
         // 4096^2 random pack (RMS 0.0019, largest 0.037 pack units), with room for this smaller pack.
