@@ -1,6 +1,7 @@
 // Throughput of the CUDA decoder on a random but valid default-network pack (4096x4096, full mip chain, grid scale 2,
 // 16 features of 4 bits, 48 -> 64 -> 64 -> 64 -> C with an Int8 last layer): whole-material decoding into device
-// memory (and with the copy to the host), random queries, on the fp8 and fp16 paths; the decoder's timing variants
+// memory (and with the copy to the host), random queries, on the fp8 and fp16 paths, on Hopper with the warpgroup
+// kernels (wgmma) beside the warp kernels (mma.sync); the decoder's timing variants
 // (the full decode built for 3 blocks a multiprocessor as before, network without sampling, MMAs without the
 // elementwise epilogue, sampling without network) to show what binds;
 // the mma.sync ceilings measured on this GPU and the texel rate they allow; and the CPU decoder on mip 0 of the same
@@ -203,11 +204,8 @@ int main(int argc, char** argv) {
              {nmc::CudaDecodeVariant::full_3_blocks, nmc::CudaDecodeVariant::network_only,
               nmc::CudaDecodeVariant::matmul_only, nmc::CudaDecodeVariant::sampling_only,
               nmc::CudaDecodeVariant::binary16_activation, nmc::CudaDecodeVariant::binary16_activation_and_sampling,
-              nmc::CudaDecodeVariant::warpgroup_from_codes, nmc::CudaDecodeVariant::warpgroup_5_blocks}) {
-            if ((variant == nmc::CudaDecodeVariant::warpgroup_from_codes ||
-                 variant == nmc::CudaDecodeVariant::warpgroup_5_blocks) &&
-                !decoder.runs_warpgroup_kernel())
-                continue;
+              nmc::CudaDecodeVariant::warpgroup_4_blocks}) {
+            if (variant == nmc::CudaDecodeVariant::warpgroup_4_blocks && !decoder.runs_warpgroup_kernel()) continue;
             const std::string what = std::string("variant ") + nmc::to_string(variant);
             report(nmc::to_string(decoder.path()), what.c_str(),
                    median_ms([&] { check(decoder.decode_all_mips_to_device(d_out, variant)); }), texels_all);
@@ -232,9 +230,13 @@ int main(int argc, char** argv) {
     };
     std::printf("\n%-6s %-40s %10s %12s %10s\n", "path", "what", "ms", "Gtexel/s", "of bound");
     if (decoders[0].runs_warpgroup_kernel())
-        for (const nmc::CudaDecoder& decoder : warp_decoders)
+        for (const nmc::CudaDecoder& decoder : warp_decoders) {
             report(nmc::to_string(decoder.path()), "full decode, all mips, warp kernel",
                    median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
+            report(nmc::to_string(decoder.path()), "random queries, mip 0, warp kernel",
+                   median_ms([&] { check(decoder.decode_queries_on_device(d_queries, queries.size(), d_query_out)); }),
+                   texels0);
+        }
     for (const nmc::CudaDecoder& decoder : decoders) {
         const char* name = nmc::to_string(decoder.path());
         const std::string full = std::string("full decode, all mips, ") + kernel_name(decoder);
@@ -244,7 +246,8 @@ int main(int argc, char** argv) {
                    BENCH_CHECK(cudaMemcpy(host.data(), d_out, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
                }),
                texels_all);
-        report(name, "random queries, mip 0, device",
+        const std::string random = std::string("random queries, mip 0, ") + kernel_name(decoder);
+        report(name, random.c_str(),
                median_ms([&] { check(decoder.decode_queries_on_device(d_queries, queries.size(), d_query_out)); }),
                texels0);
     }

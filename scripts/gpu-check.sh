@@ -76,9 +76,11 @@ if [ "$mode" = decoder ]; then
   build-gpu-decoder/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -24 || status=1
   if command -v ncu >/dev/null 2>&1; then
     # What binds the whole-mip decode: Nsight Compute on one launch of the kernel `full` runs here (the warpgroup
-    # kernel on Hopper, NMC_NCU_KERNEL overrides the name pattern), after the benchmark's warm-up launches.
-    step "ncu: ${NMC_NCU_KERNEL:-decode_grid_warpgroup_kernel}"
-    ncu --clock-control none -k "regex:${NMC_NCU_KERNEL:-decode_grid_warpgroup_kernel}" --launch-skip 3 -c 1 \
+    # kernel for 5 blocks writing planes, by its mangled name; NMC_NCU_KERNEL overrides the pattern), after the
+    # benchmark's first launches.
+    kernel="${NMC_NCU_KERNEL:-decode_grid_warpgroup_kernelILi5ELb0E}"
+    step "ncu: $kernel"
+    ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section SchedulerStats --section InstructionStats --section ComputeWorkloadAnalysis \
       --section MemoryWorkloadAnalysis --section SourceCounters \

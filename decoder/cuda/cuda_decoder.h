@@ -42,18 +42,19 @@ enum class CudaDecodeVariant {
     // spec's, not equal; built like full_3_blocks, which they compare with:
     binary16_activation,               // as full, the hidden layers' activation in binary16 pairs (step 1)
     binary16_activation_and_sampling,  // and, for F = 16, the dequantisation and bilinear sums too (step 2)
-    // The Hopper warpgroup kernel (the spec's values; invalid_argument where runs_warpgroup_kernel() is false):
-    warpgroup_from_codes,  // sampling the latent codes instead of the features dequantised at load time
-    warpgroup_5_blocks,    // built for 5 blocks a multiprocessor (up to 102 registers) instead of 4
+    // The Hopper warpgroup kernel built for 4 blocks a multiprocessor instead of 5 (up to 128 registers instead of
+    // 102; the spec's values; invalid_argument where runs_warpgroup_kernel() is false).
+    warpgroup_4_blocks,
 };
 const char* to_string(CudaDecodeVariant variant);
 
 struct CudaDecoderOptions {
     int device = 0;  // CUDA device index
     CudaMatmulPath path = CudaMatmulPath::automatic;
-    // Hopper (compute capability 9.0, with sm_90a code in the build) and networks of widths <= 64: whole-mip decodes
-    // and error sums run on the warpgroup kernel (wgmma, 64 texels a warpgroup; warpgroup_kernels.cuh) instead of the
-    // warp kernel (mma.sync). Same values: only the order of each layer's sums differs (spec 8.6). Ignored elsewhere.
+    // Hopper (compute capability 9.0, with sm_90a code in the build) and networks of widths <= 64: whole-mip decodes,
+    // error sums and random queries run on the warpgroup kernels (wgmma, 64 texels a warpgroup;
+    // warpgroup_kernels.cuh) instead of the warp kernels (mma.sync). Same values: only the order of each layer's sums
+    // differs (spec 8.6). Batches over several packs keep the warp kernel. Ignored elsewhere.
     bool warpgroup = true;
 };
 
@@ -125,7 +126,7 @@ public:
     int channel_count() const;
     int device() const;
     CudaMatmulPath path() const;         // the path that runs (never automatic)
-    bool runs_warpgroup_kernel() const;  // whether whole-mip decodes run on the warpgroup kernel (see the options)
+    bool runs_warpgroup_kernel() const;  // whether decodes run on the warpgroup kernels (see the options)
 
 private:
     explicit CudaDecoder(std::unique_ptr<cuda_detail::DeviceModel> model);

@@ -49,9 +49,6 @@ struct LevelDesc {
     int height = 0;
     float lo = 0;  // spec 6: value = lo + q * step
     float step = 0;
-    // The warpgroup kernel's copy when F % 4 == 0 (else null): the features dequantised once (spec 6, the same
-    // float32 values as dequantise()), F / 4 planes of width * height float4, plane j holding features 4j .. 4j + 3.
-    const float4* values = nullptr;
 };
 
 // A layer's kind: bit 0 fp16 MMA (else E4M3), bit 1 per-output scales, bit 2 the last layer (its outputs are the

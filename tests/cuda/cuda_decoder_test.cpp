@@ -84,9 +84,9 @@ std::vector<ExactCase> exact_cases() {
     return cases;
 }
 
-// Whole-mip decodes run on the Hopper warpgroup kernel where the device and build allow it (the option's default),
-// else on the warp kernel; the tests of whole mips and error sums run both (on other GPUs, the warp kernel twice).
-constexpr bool kWholeMipKernels[] = {true, false};
+// Decodes run on the Hopper warpgroup kernels where the device and build allow it (the option's default), else on the
+// warp kernels; the tests of whole mips, queries and error sums run both (on other GPUs, the warp kernels twice).
+constexpr bool kKernels[] = {true, false};
 
 TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
@@ -95,7 +95,7 @@ TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
         const Pack pack = test::make_random_pack(c.options);
         const CpuDecoder cpu = make_cpu(pack);
         for (CudaMatmulPath path : paths()) {
-            for (bool warpgroup : kWholeMipKernels) {
+            for (bool warpgroup : kKernels) {
                 SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
                 const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
                 for (int mip = 0; mip < pack.material.mip_count; ++mip) {
@@ -137,16 +137,18 @@ TEST(CudaDecoder, RandomQueriesEqualCpuIncludingPartialWarpsAndOutsideTheUnitSqu
         std::mt19937 rng(11);
         std::uniform_real_distribution<float> coordinate(-1.5f, 2.5f);
         std::uniform_int_distribution<int> mip(0, pack.material.mip_count - 1);
-        std::vector<TexelQuery> queries(1000 + 7);  // not a multiple of 32: the last warp is partial
+        std::vector<TexelQuery> queries(1000 + 7);  // not a multiple of 32 or 64: the last warp or group is partial
         for (TexelQuery& q : queries) q = {coordinate(rng), coordinate(rng), mip(rng)};
         std::vector<float> expected;
         ASSERT_TRUE(make_cpu(pack).decode_queries(queries, expected).ok());
         for (CudaMatmulPath path : paths()) {
-            SCOPED_TRACE(to_string(path));
-            std::vector<float> out;
-            const Status s = make_cuda(pack, path).decode_queries(queries, out);
-            ASSERT_TRUE(s.ok()) << s.to_string();
-            EXPECT_EQ(out, expected);
+            for (bool warpgroup : kKernels) {
+                SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+                std::vector<float> out;
+                const Status s = make_cuda(pack, path, warpgroup).decode_queries(queries, out);
+                ASSERT_TRUE(s.ok()) << s.to_string();
+                EXPECT_EQ(out, expected);
+            }
         }
     }
 }
@@ -265,7 +267,7 @@ TEST(CudaDecoder, InexactSumsAgreeWithCpuWithinSummationOrderTolerance) {
     constexpr float kSumOrderTolerance = 3e-3f;
     constexpr double kMaxFractionBeyondTolerance = 0.005;
     for (CudaMatmulPath path : paths()) {
-        for (bool warpgroup : kWholeMipKernels) {
+        for (bool warpgroup : kKernels) {
             SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
             const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
             for (int mip = 0; mip < pack.material.mip_count; ++mip) {
@@ -317,7 +319,7 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
         }
     }
     for (CudaMatmulPath path : paths()) {
-        for (bool warpgroup : kWholeMipKernels) {
+        for (bool warpgroup : kKernels) {
             SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
             CudaDecoder gpu = make_cuda(pack, path, warpgroup);
             EXPECT_FALSE(gpu.measure_errors().ok());  // no reference yet
@@ -387,11 +389,9 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
         for (CudaDecodeVariant variant :
              {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only,
               CudaDecodeVariant::sampling_only, CudaDecodeVariant::binary16_activation,
-              CudaDecodeVariant::binary16_activation_and_sampling, CudaDecodeVariant::warpgroup_from_codes,
-              CudaDecodeVariant::warpgroup_5_blocks}) {
+              CudaDecodeVariant::binary16_activation_and_sampling, CudaDecodeVariant::warpgroup_4_blocks}) {
             const Status s = gpu.decode_all_mips_to_device(device_out, variant);
-            const bool warpgroup_variant =
-                variant == CudaDecodeVariant::warpgroup_from_codes || variant == CudaDecodeVariant::warpgroup_5_blocks;
+            const bool warpgroup_variant = variant == CudaDecodeVariant::warpgroup_4_blocks;
             if (warpgroup_variant && !gpu.runs_warpgroup_kernel()) {
                 EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant);
                 continue;
