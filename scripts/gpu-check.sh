@@ -87,6 +87,10 @@ if [ "$mode" = decoder ]; then
       build-gpu-decoder/bench/nmc_cuda_decoder_bench >"$out/ncu.txt" 2>&1 || echo "ncu failed (see ncu.txt)"
     grep -E "Duration|Issue Slots Busy|Executed Ipc A|No Eligible|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Stall" \
       "$out/ncu.txt" | head -20
+    # The same launch's pipe utilisation and warp stall reasons (per issued instruction), as raw metrics.
+    ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 --metrics \
+      'regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum' \
+      build-gpu-decoder/bench/nmc_cuda_decoder_bench >"$out/ncu-metrics.txt" 2>&1 || echo "ncu metrics failed (see ncu-metrics.txt)"
   fi
   step "done, status $status"
   exit $status
