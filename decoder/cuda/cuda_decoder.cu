@@ -307,6 +307,31 @@ struct WarpgroupChannels {
     __device__ float value(const float (&result)[8], int q, int side) const {
         return lo[q] + range[q] * __saturatef(result[4 * (q >> 1) + 2 * side + (q & 1)]);
     }
+    // write(channel, side, value) for each of this lane's channels and both of its rows.
+    template <typename Write>
+    __device__ void for_each_value(const float (&result)[8], Write write) const {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            if (channel[q] < 0) continue;
+#pragma unroll
+            for (int side = 0; side < 2; ++side) write(channel[q], side, value(result, q, side));
+        }
+    }
+};
+
+// What every warpgroup kernel sets up first: shared memory (warpgroup_shared_setup), this thread's warp and row g,
+// and its channels.
+struct WarpgroupThread {
+    const uint8_t* weights = nullptr;
+    const float* params = nullptr;
+    uint8_t* staging = nullptr;
+    int warp;
+    int g;
+    WarpgroupChannels channels;
+    __device__ WarpgroupThread(const ModelDesc& md, uint8_t* shared)
+        : warp(static_cast<int>(threadIdx.x) >> 5), g((static_cast<int>(threadIdx.x) & 31) >> 2), channels(md) {
+        staging = warpgroup_shared_setup(md, shared, weights, params);
+    }
 };
 
 // Whole mips on Hopper (warpgroup_kernels.cuh): one warpgroup a block takes group tiles of 64 consecutive texels
@@ -318,13 +343,8 @@ template <int kMinBlocks, bool kErrors>
 __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     decode_grid_warpgroup_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
-    const uint8_t* weights = nullptr;
-    const float* params = nullptr;
-    uint8_t* staging = warpgroup_shared_setup(md, group_shared, weights, params);
-    const int warp = static_cast<int>(threadIdx.x) >> 5;
-    const int lane = static_cast<int>(threadIdx.x) & 31;
-    const int g = lane >> 2;
-    const WarpgroupChannels channels(md);
+    const WarpgroupThread self(md, group_shared);
+    const int g = self.g;
     const uint32_t groups = job.tile_start[job.mip_end - job.mip_first];
     for (uint32_t group = blockIdx.x; group < groups; group += gridDim.x) {
         int m = job.mip_first;
@@ -332,10 +352,10 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
         const uint32_t w = md.width >> m > 0 ? static_cast<uint32_t>(md.width >> m) : 1u;
         const uint32_t h = md.height >> m > 0 ? static_cast<uint32_t>(md.height >> m) : 1u;
         const uint32_t texels = w * h;
-        const uint32_t first = (group - job.tile_start[m - job.mip_first]) * kGroupTexels + 16u * warp;
+        const uint32_t first = (group - job.tile_start[m - job.mip_first]) * kGroupTexels + 16u * self.warp;
         // spec 8: u = (x + 0.5) / w_m; texels past the mip's end sample texel 0 (their outputs are not written).
         // Power-of-two sizes take shifts and a multiply by 2^-k, exactly the same values as the divisions.
-        const uint32_t i = first + static_cast<uint32_t>(lane & 15);
+        const uint32_t i = first + (threadIdx.x & 15u);
         const bool valid = i < texels;
         uint32_t x, y;
         float u, v;
@@ -353,23 +373,17 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
             v = (static_cast<float>(y) + 0.5f) / static_cast<float>(h);
         }
         float result[8];
-        warpgroup_decode(md, weights, params, staging, u, v, m, result);
+        warpgroup_decode(md, self.weights, self.params, self.staging, u, v, m, result);
         // Mip m's planes: channel c's texel i at c * texels + i (32-bit: at most 16 planes of 2^28 texels, spec 9).
         const size_t base = job.out_offset[m];
         if constexpr (!kErrors) {
             float* planes = job.out + base;
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                if (channels.channel[q] < 0) continue;
-#pragma unroll
-                for (int side = 0; side < 2; ++side) {
-                    const uint32_t texel = first + static_cast<uint32_t>(g + 8 * side);
-                    if (texel < texels)
-                        planes[static_cast<uint32_t>(channels.channel[q]) * texels + texel] =
-                            channels.value(result, q, side);
-                }
-            }
+            self.channels.for_each_value(result, [&](int c, int side, float value) {
+                const uint32_t texel = first + static_cast<uint32_t>(g + 8 * side);
+                if (texel < texels) planes[static_cast<uint32_t>(c) * texels + texel] = value;
+            });
         } else {
+            const WarpgroupChannels& channels = self.channels;
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
                 const int c = channels.channel[q];
@@ -411,31 +425,19 @@ template <int kMinBlocks>
 __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     decode_queries_warpgroup_kernel(const __grid_constant__ ModelDesc md, QueryJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
-    const uint8_t* weights = nullptr;
-    const float* params = nullptr;
-    uint8_t* staging = warpgroup_shared_setup(md, group_shared, weights, params);
-    const int warp = static_cast<int>(threadIdx.x) >> 5;
-    const int lane = static_cast<int>(threadIdx.x) & 31;
-    const int g = lane >> 2;
-    const WarpgroupChannels channels(md);
+    const WarpgroupThread self(md, group_shared);
     const size_t groups = (job.count + kGroupTexels - 1) / kGroupTexels;
     for (size_t group = blockIdx.x; group < groups; group += gridDim.x) {
-        const size_t first = group * kGroupTexels + 16u * static_cast<size_t>(warp);
-        const size_t i = first + static_cast<size_t>(lane & 15);
+        const size_t first = group * kGroupTexels + 16u * static_cast<size_t>(self.warp);
+        const size_t i = first + (threadIdx.x & 15u);
         const TexelQuery q = i < job.count ? job.queries[i] : TexelQuery{0.5f, 0.5f, 0};
         float result[8];
-        warpgroup_decode(md, weights, params, staging, q.u, q.v, q.mip, result);
-#pragma unroll
-        for (int slot = 0; slot < 4; ++slot) {
-            if (channels.channel[slot] < 0) continue;
-#pragma unroll
-            for (int side = 0; side < 2; ++side) {
-                const size_t query = first + static_cast<size_t>(g + 8 * side);
-                if (query < job.count)
-                    job.out[query * static_cast<size_t>(job.out_stride) + static_cast<size_t>(channels.channel[slot])] =
-                        channels.value(result, slot, side);
-            }
-        }
+        warpgroup_decode(md, self.weights, self.params, self.staging, q.u, q.v, q.mip, result);
+        self.channels.for_each_value(result, [&](int c, int side, float value) {
+            const size_t query = first + static_cast<size_t>(self.g + 8 * side);
+            if (query < job.count)
+                job.out[query * static_cast<size_t>(job.out_stride) + static_cast<size_t>(c)] = value;
+        });
     }
 }
 
