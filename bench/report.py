@@ -453,9 +453,11 @@ def _gpu_check_logs(w, results_dir):
 
 
 def _cuda_decoder_bench_from_gpu_check(results_dir):
-    """The CUDA decoder benchmark's table from the newest *-gpu-check.txt that ran it: (file, machine line,
-    parsed rows), or None."""
-    for path in sorted(glob.glob(os.path.join(results_dir, "*-gpu-check.txt")), reverse=True):
+    """The CUDA decoder benchmark's table from the newest *-gpu-check.txt or *-gpu-check-decoder.txt (the decoder
+    mode) that ran it: (file, machine line, parsed rows), or None."""
+    logs = glob.glob(os.path.join(results_dir, "*-gpu-check.txt")) + glob.glob(
+        os.path.join(results_dir, "*-gpu-check-decoder.txt"))
+    for path in sorted(logs, key=os.path.basename, reverse=True):
         with open(path) as f:
             text = f.read()
         start = text.find("bench: CUDA decoder")
