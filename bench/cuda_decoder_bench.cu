@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
 
     std::vector<nmc::CudaMatmulPath> paths = {nmc::CudaMatmulPath::fp16};
     if (info->has_fp8_mma()) paths.insert(paths.begin(), nmc::CudaMatmulPath::fp8);
-    // One decoder of `p` per matmul path; `warpgroup`: whole mips on the Hopper warpgroup kernel where it runs.
+    // One decoder of `p` per matmul path; `warpgroup`: whole mips and random queries on the Hopper warpgroup kernels
+    // where they run.
     auto decoders_for = [&](const nmc::Pack& p, bool warpgroup = true) {
         std::vector<nmc::CudaDecoder> out;
         for (nmc::CudaMatmulPath path : paths) {

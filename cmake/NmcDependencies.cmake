@@ -71,10 +71,16 @@ if(NOT NMC_WITH_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     set(CMAKE_CUDA_ARCHITECTURES "${NMC_CUDA_ARCHITECTURES}")
+    # Hopper's architecture-specific target (90a: the warpgroup kernels' wgmma) needs CMake 3.25 to pass it on;
+    # older CMake builds plain 90 (the warp kernels) instead.
+    if(CMAKE_VERSION VERSION_LESS 3.25 AND CMAKE_CUDA_ARCHITECTURES MATCHES "90a")
+      string(REGEX REPLACE "90a" "90" CMAKE_CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
+      message(STATUS "CMake ${CMAKE_VERSION} < 3.25: CUDA architecture 90a built as 90 (no Hopper warpgroup kernels)")
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(NMC_CUDA_ENABLED ON)
-    set(NMC_CUDA_DETAIL "(nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm ${NMC_CUDA_ARCHITECTURES})")
+    set(NMC_CUDA_DETAIL "(nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm ${CMAKE_CUDA_ARCHITECTURES})")
   elseif(NMC_WITH_CUDA STREQUAL "ON")
     message(FATAL_ERROR "NMC_WITH_CUDA=ON but no CUDA compiler was found (looked for nvcc on PATH and in "
                         "/usr/local/cuda/bin). Install the CUDA toolkit or configure with -DNMC_WITH_CUDA=OFF; "

@@ -37,8 +37,9 @@ constexpr int kSmallMinBlocks = 4;
 constexpr int kSmallGlobalMinBlocks = 3;
 constexpr int kFull3BlocksMinBlocks = 3;  // CudaDecodeVariant::full_3_blocks
 constexpr int kLargeMinBlocks = 1;
-// The Hopper warpgroup kernels: 5 warpgroups a multiprocessor (at most 102 registers; 95 used), measured 4% faster than
-// 4 (the timing variant warpgroup_4_blocks).
+// The Hopper warpgroup kernels: 5 warpgroups a multiprocessor (at most 96 registers a thread; 95 used). 4 (the timing
+// variant warpgroup_4_blocks, 96 used) measured the same within the runs' spread: 6.80-6.91 against 6.80-6.86
+// Gtexel/s on the H200.
 constexpr int kWarpgroupMinBlocks = 5;
 constexpr int kWarpgroup4BlocksMinBlocks = 4;
 
@@ -680,9 +681,10 @@ bool warpgroup_code_present(const CudaDeviceInfo& info) {
     return ran && present == 1;
 }
 
-// Enough blocks of the warpgroup kernel `kernel` to fill the device for `groups` groups of 64.
+// The dynamic shared memory of the warpgroup kernel `kernel` (raised to it), and enough blocks to fill the device for
+// `groups` groups of 64.
 template <typename Kernel>
-Status warpgroup_blocks(Kernel kernel, const DeviceModel& m, size_t groups, size_t& smem, int& blocks) {
+Status warpgroup_launch_size(Kernel kernel, const DeviceModel& m, size_t groups, size_t& smem, int& blocks) {
     smem = warpgroup_shared_bytes(m.warpgroup_desc);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int per_sm = 0;
@@ -704,7 +706,7 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
     const auto run = [&](auto kernel) -> Status {
         size_t smem = 0;
         int blocks = 0;
-        NMC_RETURN_IF_ERROR(warpgroup_blocks(kernel, m, groups, smem, blocks));
+        NMC_RETURN_IF_ERROR(warpgroup_launch_size(kernel, m, groups, smem, blocks));
         kernel<<<blocks, kGroupThreads, smem>>>(m.warpgroup_desc, job);
         return launch_error("decode_grid_warpgroup_kernel");
     };
@@ -723,8 +725,9 @@ Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles)
     return launch_error("decode_grid_kernel");
 }
 
-// Whole mips with the kernel that fits the model; the timing variants (CudaDecodeVariant other than full) exist for
-// the fast kernel with weights in shared memory only.
+// Whole mips with the kernel that fits the model: the warpgroup kernel where the model has one (Hopper), else a warp
+// kernel. The timing variants (CudaDecodeVariant other than full) exist for the fast warp kernel with weights in shared
+// memory, and warpgroup_4_blocks for the warpgroup kernel.
 Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant = CudaDecodeVariant::full) {
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     uint32_t tiles = 0;
@@ -791,7 +794,7 @@ Status launch_queries(const DeviceModel& m, const QueryJob& job) {
             size_t smem = 0;
             int blocks = 0;
             NMC_RETURN_IF_ERROR(
-                warpgroup_blocks(kernel, m, (job.count + kGroupTexels - 1) / kGroupTexels, smem, blocks));
+                warpgroup_launch_size(kernel, m, (job.count + kGroupTexels - 1) / kGroupTexels, smem, blocks));
             kernel<<<blocks, kGroupThreads, smem>>>(m.warpgroup_desc, job);
             return launch_error("decode_queries_warpgroup_kernel");
         };
@@ -1002,9 +1005,11 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
             group_weights.insert(group_weights.end(), bytes.begin(), bytes.end());
         }
         wd.weight_bytes = static_cast<uint32_t>(group_weights.size());
-        NMC_RETURN_IF_ERROR(model->upload(group_weights.data(), group_weights.size(), &p));
-        wd.weights = static_cast<const uint8_t*>(p);
-        model->warpgroup_ready = warpgroup_shared_bytes(wd) <= info->shared_memory_per_block_optin;
+        if (warpgroup_shared_bytes(wd) <= info->shared_memory_per_block_optin) {
+            NMC_RETURN_IF_ERROR(model->upload(group_weights.data(), group_weights.size(), &p));
+            wd.weights = static_cast<const uint8_t*>(p);
+            model->warpgroup_ready = true;
+        }
     }
     for (int m = 0; m < d.mip_count; ++m) {
         model->output_offset.push_back(model->output_floats);

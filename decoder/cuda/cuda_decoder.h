@@ -42,8 +42,8 @@ enum class CudaDecodeVariant {
     // spec's, not equal; built like full_3_blocks, which they compare with:
     binary16_activation,               // as full, the hidden layers' activation in binary16 pairs (step 1)
     binary16_activation_and_sampling,  // and, for F = 16, the dequantisation and bilinear sums too (step 2)
-    // The Hopper warpgroup kernel built for 4 blocks a multiprocessor instead of 5 (up to 128 registers instead of
-    // 102; the spec's values; invalid_argument where runs_warpgroup_kernel() is false).
+    // The Hopper warpgroup kernel built for 4 blocks a multiprocessor instead of 5 (up to 128 registers a thread
+    // instead of 96; the spec's values; invalid_argument where runs_warpgroup_kernel() is false).
     warpgroup_4_blocks,
 };
 const char* to_string(CudaDecodeVariant variant);

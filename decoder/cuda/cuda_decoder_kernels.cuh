@@ -93,7 +93,8 @@ struct ModelDesc {
 struct GridJob {
     int mip_first = 0;
     int mip_end = 0;
-    uint32_t tile_start[kMaxLevels + 1] = {};  // first warp tile of each mip (relative to mip_first), then the end
+    uint32_t tile_start[kMaxLevels + 1] = {};  // first tile (a warp's 32 texels; a warpgroup kernel's 64) of each
+                                               // mip (relative to mip_first), then the end
     size_t out_offset[kMaxLevels] = {};        // floats: mip m's planes start here (in out and in ref)
     float* out = nullptr;                      // may be null (errors only)
     const float* ref = nullptr;                // reference planes in [0, 1] units, or null

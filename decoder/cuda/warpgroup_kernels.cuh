@@ -1,16 +1,16 @@
-// The Hopper whole-mip decoder's device code (sm_90a): a warpgroup (4 warps, 128 threads) takes 64 consecutive texels
-// of one mip at a time and runs every layer as wgmma.mma_async, the tensor-core instruction that Hopper issues once per
-// warpgroup and runs asynchronously, instead of a warp's mma.sync per 16 x 8 tile (cuda_decoder_kernels.cuh). Included
-// by cuda_decoder.cu only, compiled with --fmad=false like the rest (spec 2). Everything else is shared with the warp
-// kernels: spec 8.2-8.5 sampling (sample_level), the activation (hgelu_clamped) and the packed E4M3 form between
-// layers.
+// The Hopper decoder's device code (sm_90a), for whole mips, error sums and random queries: a warpgroup (4 warps, 128
+// threads) takes 64 texels at a time and runs every layer as wgmma.mma_async, the tensor-core instruction that Hopper
+// issues once per warpgroup and runs asynchronously, instead of a warp's mma.sync per 16 x 8 tile
+// (cuda_decoder_kernels.cuh). Included by cuda_decoder.cu only (its *_warpgroup_kernel functions), compiled with
+// --fmad=false like the rest (spec 2). Shared with the warp kernels: spec 8.2-8.5 sampling (sample_level,
+// position_pair), the activation (hgelu_clamped), the E4M3 rounding of every layer input and the staged layer-0 rows.
 //
 // Operands: A (64 texels x K) comes from registers. Warp w of the warpgroup owns texels 16w .. 16w + 15 of the group,
-// and a lane's A fragment of a K chunk of 16 inputs has the layout of mma.sync's m16n8k16 A fragment for those 16
-// rows: the four E4M3 code pairs of the packed form between layers (see the top of cuda_decoder_kernels.cuh), registers
-// 2c and 2c + 1, converted to fp16x2 (exact). The accumulators of an m64nN wgmma give lane (g, t) of warp w the outputs
-// 8j + 2t, 8j + 2t + 1 of rows 16w + g and 16w + g + 8 for every n8 tile j, the layout of mma.sync's C, so the
-// epilogue packs them exactly as run_layer does.
+// and a lane's A fragment of a K chunk of 16 inputs, in[kc][0..3], has the layout of mma.sync's m16n8k16 A fragment for
+// those 16 rows, as fp16x2 (E4M3 values, exact in fp16). The accumulators of an m64nN wgmma give lane (g, t) of warp w
+// the outputs 8j + 2t, 8j + 2t + 1 of rows 16w + g and 16w + g + 8 for every n8 tile j (the layout of mma.sync's C),
+// which is the A fragment of K chunk j / 2 of the next layer: the epilogue rounds them to E4M3 and writes them in
+// place as fp16x2 (fp8_rounded_half2), with no shuffle and no staging. Layer 0's A is read from the warp's staged rows.
 // B (K x N weights) comes from shared memory through a wgmma matrix descriptor, K-major without swizzling: for each
 // K chunk of 16 fp16 inputs (32 bytes a row), N rows cut into core matrices of 8 rows x 16 bytes, each 128 contiguous
 // bytes (row r at 16 r); core matrix (n / 8, kb) at (n / 8) * 256 + kb * 128. The host writes this layout once per
@@ -53,7 +53,8 @@ __host__ __device__ constexpr uint32_t warpgroup_layer_bytes(bool last) {
     return 4u * static_cast<uint32_t>(last ? kGroupLastWidth : kGroupWidth) * kChunkBytes;
 }
 
-// Whether this compilation pass has wgmma (sm_90a code); the host asks once per device (warpgroup_code_present).
+// Whether this compilation pass has wgmma (sm_90a code); the host asks at every CudaDecoder::create
+// (warpgroup_code_present).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define NMC_HAS_WGMMA 1
 #else
@@ -79,7 +80,8 @@ __device__ __forceinline__ void wgmma_commit_and_wait() {
 #endif
 }
 
-// Keeps the compiler from moving reads or writes of an accumulator across the asynchronous MMA.
+// Keeps the compiler from moving reads or writes of the accumulators across this point (before wgmma.fence and after
+// the wait of the asynchronous MMA).
 template <int kCount>
 __device__ __forceinline__ void wgmma_fence_operands(float (&d)[kCount]) {
 #pragma unroll
@@ -162,6 +164,8 @@ __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const fl
         acc[4 * j + 2] = start.x;
         acc[4 * j + 3] = start.y;
     }
+    // The accumulators' and A's register writes come before the fence (wgmma reads them asynchronously).
+    wgmma_fence_operands(acc);
     wgmma_fence();
 #pragma unroll
     for (int kc = 0; kc < 4; ++kc) wgmma_fp16<kN>(acc, in[kc], wgmma_descriptor(weights + kc * kN * kChunkBytes));

@@ -86,7 +86,7 @@ std::vector<ExactCase> exact_cases() {
 
 // Decodes run on the Hopper warpgroup kernels where the device and build allow it (the option's default), else on the
 // warp kernels; the tests of whole mips, queries and error sums run both (on other GPUs, the warp kernels twice).
-constexpr bool kKernels[] = {true, false};
+constexpr bool kWarpgroupOptions[] = {true, false};
 
 TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
@@ -95,7 +95,7 @@ TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
         const Pack pack = test::make_random_pack(c.options);
         const CpuDecoder cpu = make_cpu(pack);
         for (CudaMatmulPath path : paths()) {
-            for (bool warpgroup : kKernels) {
+            for (bool warpgroup : kWarpgroupOptions) {
                 SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
                 const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
                 for (int mip = 0; mip < pack.material.mip_count; ++mip) {
@@ -142,7 +142,7 @@ TEST(CudaDecoder, RandomQueriesEqualCpuIncludingPartialWarpsAndOutsideTheUnitSqu
         std::vector<float> expected;
         ASSERT_TRUE(make_cpu(pack).decode_queries(queries, expected).ok());
         for (CudaMatmulPath path : paths()) {
-            for (bool warpgroup : kKernels) {
+            for (bool warpgroup : kWarpgroupOptions) {
                 SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
                 std::vector<float> out;
                 const Status s = make_cuda(pack, path, warpgroup).decode_queries(queries, out);
@@ -267,7 +267,7 @@ TEST(CudaDecoder, InexactSumsAgreeWithCpuWithinSummationOrderTolerance) {
     constexpr float kSumOrderTolerance = 3e-3f;
     constexpr double kMaxFractionBeyondTolerance = 0.005;
     for (CudaMatmulPath path : paths()) {
-        for (bool warpgroup : kKernels) {
+        for (bool warpgroup : kWarpgroupOptions) {
             SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
             const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
             for (int mip = 0; mip < pack.material.mip_count; ++mip) {
@@ -319,7 +319,7 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
         }
     }
     for (CudaMatmulPath path : paths()) {
-        for (bool warpgroup : kKernels) {
+        for (bool warpgroup : kWarpgroupOptions) {
             SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
             CudaDecoder gpu = make_cuda(pack, path, warpgroup);
             EXPECT_FALSE(gpu.measure_errors().ok());  // no reference yet

@@ -13,7 +13,9 @@
 namespace nmc {
 namespace {
 
-bool require_device() { return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found"); }
+bool require_device() {
+    return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found");
+}
 
 TEST(CudaNumerics, DeviceQueryIsConsistent) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
@@ -44,8 +46,7 @@ TEST(CudaNumerics, Fp8RoundingMatchesSpecReference) {
         const float expected = round_to_fp8_e4m3(in[i]);
         const bool same = (std::isnan(expected) && std::isnan(out[i])) ||
                           (expected == out[i] && std::signbit(expected) == std::signbit(out[i]));
-        if (!same && mismatches++ < 10)
-            ADD_FAILURE() << "x=" << in[i] << " expected " << expected << " got " << out[i];
+        if (!same && mismatches++ < 10) ADD_FAILURE() << "x=" << in[i] << " expected " << expected << " got " << out[i];
     }
     EXPECT_EQ(mismatches, 0u);
 }

@@ -7,15 +7,17 @@
 #include <cmath>
 
 #include "decoder/cuda/cuda_device.h"
-#include "tests/cuda/gpu_requirement.h"
 #include "format/pack.h"
+#include "tests/cuda/gpu_requirement.h"
 #include "tests/validate/constant_pack.h"
 #include "validate/validation.h"
 
 namespace nmc {
 namespace {
 
-bool require_device() { return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found"); }
+bool require_device() {
+    return test::gpu_requirement_met(cuda_device_count() > 0, "no CUDA device was found");
+}
 
 TEST(CudaValidation, GpuVerdictAndPsnrEqualTheCpus) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
@@ -25,14 +27,15 @@ TEST(CudaValidation, GpuVerdictAndPsnrEqualTheCpus) {
     // 16x8 texels, 3 mips: the decoded constants against a gradient source, so every figure is finite.
     Pack pack = testing::constant_pack(16, 8, 3, {{"albedo.r", 0, 1}, {"albedo.g", 0, 1}, {"albedo.b", 0, 1}},
                                        {0.5f, 0.25f, 0.75f});
-    pack.textures = {testing::texture_layout("tile_Color.png", SampleType::uint8, ColorSpace::srgb,
-                                             {testing::from_pack(0, Semantic::albedo),
-                                              testing::from_pack(1, Semantic::albedo),
-                                              testing::from_pack(2, Semantic::albedo)})};
+    pack.textures = {
+        testing::texture_layout("tile_Color.png", SampleType::uint8, ColorSpace::srgb,
+                                {testing::from_pack(0, Semantic::albedo), testing::from_pack(1, Semantic::albedo),
+                                 testing::from_pack(2, Semantic::albedo)})};
     Image color(16, 8, 3);
     for (int y = 0; y < 8; ++y)
         for (int x = 0; x < 16; ++x)
-            for (int c = 0; c < 3; ++c) color.at(x, y, c) = static_cast<float>((x * 13 + y * 7 + c * 50) % 256) / 255.0f;
+            for (int c = 0; c < 3; ++c)
+                color.at(x, y, c) = static_cast<float>((x * 13 + y * 7 + c * 50) % 256) / 255.0f;
     ASSERT_TRUE(testing::write_sources(pack, sources, {color}).ok());
     ASSERT_TRUE(testing::store_measured_quality(pack, sources).ok());
     const std::string path = dir.file("tile.nmc");
