@@ -14,7 +14,9 @@
 #   scripts/gpu-check.sh all       both (longer than one 10-minute device call: run them as two calls)
 #   scripts/gpu-check.sh decoder   the CUDA decoder alone, for its work: a build without the trainer (LibTorch) of the
 #                                  decoder's tests and benchmark only (build-gpu-decoder/, much shorter than the full
-#                                  build), then the CPU and CUDA decoder tests and nmc_cuda_decoder_bench
+#                                  build), then the CPU and CUDA decoder tests, nmc_cuda_decoder_bench and ncu on the
+#                                  whole-mip kernel (ncu.txt, ncu-metrics.txt); NMC_DECODER_SASS=1 also writes the
+#                                  warpgroup kernels' SASS (warpgroup.sass)
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
 #                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
@@ -91,6 +93,11 @@ if [ "$mode" = decoder ]; then
     ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 --metrics \
       'regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum' \
       build-gpu-decoder/bench/nmc_cuda_decoder_bench >"$out/ncu-metrics.txt" 2>&1 || echo "ncu metrics failed (see ncu-metrics.txt)"
+  fi
+  if [ "${NMC_DECODER_SASS:-0}" = 1 ] && command -v cuobjdump >/dev/null 2>&1; then
+    # The warpgroup kernels' machine code (the build machine's toolkit has no disassembler): $out/warpgroup.sass.
+    cuobjdump -sass build-gpu-decoder/decoder/cuda/libnmc_decoder_cuda.a 2>&1 |
+      awk '/Function : /{keep = /warpgroup/} keep' >"$out/warpgroup.sass" || echo "cuobjdump failed"
   fi
   step "done, status $status"
   exit $status
