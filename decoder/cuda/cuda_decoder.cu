@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -140,6 +142,29 @@ __device__ __forceinline__ void decode_warp(const ModelDesc& md, const uint8_t* 
     }
 }
 
+// validate's normalisation of one decoded value against its reference: (v - lo) / (hi - lo) in double, minus the
+// reference value (in [0, 1] units).
+__device__ __forceinline__ double normalised_error(const ModelDesc& md, int c, float value, float ref) {
+    const double lo = md.channel_lo[c];
+    return (static_cast<double>(value) - lo) / (static_cast<double>(md.channel_hi[c]) - lo) - static_cast<double>(ref);
+}
+
+// Adds this warp's squared errors and largest error of mip m, channel c to job.sse and job.max_error: the lanes'
+// `sum` and `peak` are combined over the lanes that differ only in the bits from kLowestOffset up (xor shuffles, all
+// lanes take part), then `writer` (one lane of each such set) adds them.
+template <int kLowestOffset>
+__device__ __forceinline__ void add_error_sums(const GridJob& job, int m, int c, double sum, double peak, bool writer) {
+#pragma unroll
+    for (int offset = 16; offset >= kLowestOffset; offset >>= 1) {
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+        peak = fmax(peak, __shfl_xor_sync(0xFFFFFFFFu, peak, offset));
+    }
+    if (writer) {
+        atomicAdd(job.sse + m * kMaxChannels + c, sum);
+        atomicMax(job.max_error + m * kMaxChannels + c, static_cast<unsigned long long>(__double_as_longlong(peak)));
+    }
+}
+
 // Whole mips: warp tiles of 32 consecutive texels (row-major) of one mip; writes planes and/or error sums.
 template <int kMaxK, int kMTiles, int kMinBlocks, bool kSharedWeights, int kStages>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
@@ -181,24 +206,8 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
             const size_t index = base + static_cast<size_t>(c) * texels + i;
             if (valid && job.out) job.out[index] = values[c];
             if (job.ref) {
-                // validate's normalisation: (v - lo) / (hi - lo) in double, minus the reference value.
-                const double lo = md.channel_lo[c];
-                const double d =
-                    valid ? (static_cast<double>(values[c]) - lo) / (static_cast<double>(md.channel_hi[c]) - lo) -
-                                static_cast<double>(job.ref[index])
-                          : 0.0;
-                double sum = d * d;
-                double peak = fabs(d);
-#pragma unroll
-                for (int offset = 16; offset > 0; offset >>= 1) {
-                    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
-                    peak = fmax(peak, __shfl_xor_sync(0xFFFFFFFFu, peak, offset));
-                }
-                if (lane == 0) {
-                    atomicAdd(job.sse + m * kMaxChannels + c, sum);
-                    atomicMax(job.max_error + m * kMaxChannels + c,
-                              static_cast<unsigned long long>(__double_as_longlong(peak)));
-                }
+                const double d = valid ? normalised_error(md, c, values[c], job.ref[index]) : 0.0;
+                add_error_sums<1>(job, m, c, d * d, fabs(d), lane == 0);
             }
         }
     }
@@ -397,24 +406,12 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
                     const float value = channels.value(result, q, side);
                     const size_t index = base + static_cast<size_t>(c) * texels + texel;
                     if (job.out) job.out[index] = value;
-                    // validate's normalisation: (v - lo) / (hi - lo) in double, minus the reference value.
-                    const double lo = md.channel_lo[c];
-                    const double d = (static_cast<double>(value) - lo) / (static_cast<double>(md.channel_hi[c]) - lo) -
-                                     static_cast<double>(job.ref[index]);
+                    const double d = normalised_error(md, c, value, job.ref[index]);
                     sum += d * d;
                     peak = fmax(peak, fabs(d));
                 }
-                // Lanes with the same t hold the same channel: sum over g.
-#pragma unroll
-                for (int offset = 4; offset < 32; offset <<= 1) {
-                    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
-                    peak = fmax(peak, __shfl_xor_sync(0xFFFFFFFFu, peak, offset));
-                }
-                if (g == 0 && c >= 0) {
-                    atomicAdd(job.sse + m * kMaxChannels + c, sum);
-                    atomicMax(job.max_error + m * kMaxChannels + c,
-                              static_cast<unsigned long long>(__double_as_longlong(peak)));
-                }
+                // Lanes with the same t hold the same channel: combined over g (lane bits 2-4).
+                add_error_sums<4>(job, m, c, sum, peak, g == 0 && c >= 0);
             }
         }
     }
@@ -646,16 +643,28 @@ Status prepare_kernel(Kernel kernel, size_t smem) {
     return Status::success();
 }
 
-// Enough blocks to fill the device; the warps stride over the tiles.
+// Enough blocks of `threads` threads to fill the device, at most `wanted` (one per unit of work a block takes at a
+// time: the blocks stride over the rest).
 template <typename Kernel>
-Status grid_size(Kernel kernel, size_t smem, const DeviceModel& m, size_t tiles, int& blocks) {
+Status grid_size(Kernel kernel, int threads, size_t smem, const DeviceModel& m, size_t wanted, int& blocks) {
     int per_sm = 0;
-    NMC_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlockThreads, smem));
-    const size_t wanted = (tiles + kBlockWarps - 1) / kBlockWarps;
+    NMC_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
     blocks =
         static_cast<int>(std::max<size_t>(1, std::min<size_t>(wanted, static_cast<size_t>(std::max(per_sm, 1)) *
                                                                           static_cast<size_t>(m.multiprocessors))));
     return Status::success();
+}
+
+// Fills job.tile_start for tiles of `tile_texels` texels (a warp kernel's 32, a warpgroup kernel's 64) over the
+// job's mips; returns the number of tiles.
+uint32_t fill_tile_starts(const DeviceModel& m, GridJob& job, size_t tile_texels) {
+    uint32_t tiles = 0;
+    for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
+        job.tile_start[mip - job.mip_first] = tiles;
+        tiles += static_cast<uint32_t>((m.mip_texels(mip) + tile_texels - 1) / tile_texels);
+    }
+    job.tile_start[job.mip_end - job.mip_first] = tiles;
+    return tiles;
 }
 
 // The warpgroup kernel's shared memory: weights and parameters, then 4 warps x 16 staged rows.
@@ -664,9 +673,15 @@ size_t warpgroup_shared_bytes(const ModelDesc& d) {
            static_cast<size_t>(kGroupThreads / 32) * 16 * static_cast<size_t>((d.layers[0].k_pad + 31) / 32 * 32 + 16);
 }
 
-// Whether device `device` runs the warpgroup kernel: compute capability 9.0 and sm_90a code in this build.
+// Whether the current device runs the warpgroup kernel: compute capability 9.0 and sm_90a code in this build. The
+// probe launches once per device and process; the answer cannot change.
 bool warpgroup_code_present(const CudaDeviceInfo& info) {
     if (info.compute_major != 9 || info.compute_minor != 0) return false;
+    static std::mutex mutex;
+    static std::map<int, bool> present_on;
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto known = present_on.find(info.index);
+    if (known != present_on.end()) return known->second;
     int* flag = nullptr;
     if (cudaMalloc(&flag, sizeof(int)) != cudaSuccess) {
         cudaGetLastError();
@@ -678,40 +693,30 @@ bool warpgroup_code_present(const CudaDeviceInfo& info) {
                      cudaMemcpy(&present, flag, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess;
     cudaFree(flag);
     cudaGetLastError();
+    if (ran) present_on[info.index] = present == 1;
     return ran && present == 1;
 }
 
-// The dynamic shared memory of the warpgroup kernel `kernel` (raised to it), and enough blocks to fill the device for
-// `groups` groups of 64.
-template <typename Kernel>
-Status warpgroup_launch_size(Kernel kernel, const DeviceModel& m, size_t groups, size_t& smem, int& blocks) {
-    smem = warpgroup_shared_bytes(m.warpgroup_desc);
+// Launches the warpgroup kernel `kernel` for `groups` groups of 64 (with its dynamic shared memory raised to what it
+// uses) on `job`.
+template <typename Kernel, typename Job>
+Status launch_warpgroup(Kernel kernel, const DeviceModel& m, size_t groups, const Job& job, const char* name) {
+    const size_t smem = warpgroup_shared_bytes(m.warpgroup_desc);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
-    int per_sm = 0;
-    NMC_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kGroupThreads, smem));
-    blocks =
-        static_cast<int>(std::max<size_t>(1, std::min<size_t>(groups, static_cast<size_t>(std::max(per_sm, 1)) *
-                                                                          static_cast<size_t>(m.multiprocessors))));
-    return Status::success();
+    int blocks = 0;
+    NMC_RETURN_IF_ERROR(grid_size(kernel, kGroupThreads, smem, m, groups, blocks));
+    kernel<<<blocks, kGroupThreads, smem>>>(m.warpgroup_desc, job);
+    return launch_error(name);
 }
 
 template <int kMinBlocks>
 Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
-    uint32_t groups = 0;
-    for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
-        job.tile_start[mip - job.mip_first] = groups;
-        groups += static_cast<uint32_t>((m.mip_texels(mip) + kGroupTexels - 1) / kGroupTexels);
-    }
-    job.tile_start[job.mip_end - job.mip_first] = groups;
-    const auto run = [&](auto kernel) -> Status {
-        size_t smem = 0;
-        int blocks = 0;
-        NMC_RETURN_IF_ERROR(warpgroup_launch_size(kernel, m, groups, smem, blocks));
-        kernel<<<blocks, kGroupThreads, smem>>>(m.warpgroup_desc, job);
-        return launch_error("decode_grid_warpgroup_kernel");
-    };
-    if (job.ref) return run(decode_grid_warpgroup_kernel<kMinBlocks, true>);
-    return run(decode_grid_warpgroup_kernel<kMinBlocks, false>);
+    const uint32_t groups = fill_tile_starts(m, job, kGroupTexels);
+    if (job.ref)
+        return launch_warpgroup(decode_grid_warpgroup_kernel<kMinBlocks, true>, m, groups, job,
+                                "decode_grid_warpgroup_kernel");
+    return launch_warpgroup(decode_grid_warpgroup_kernel<kMinBlocks, false>, m, groups, job,
+                            "decode_grid_warpgroup_kernel");
 }
 
 template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, int kStages>
@@ -720,7 +725,7 @@ Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles)
     const size_t smem = shared_bytes(m, kShared);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int blocks = 0;
-    NMC_RETURN_IF_ERROR(grid_size(kernel, smem, m, tiles, blocks));
+    NMC_RETURN_IF_ERROR(grid_size(kernel, kBlockThreads, smem, m, (tiles + kBlockWarps - 1) / kBlockWarps, blocks));
     kernel<<<blocks, kBlockThreads, smem>>>(m.desc, job);
     return launch_error("decode_grid_kernel");
 }
@@ -730,13 +735,8 @@ Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles)
 // memory, and warpgroup_4_blocks for the warpgroup kernel.
 Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant = CudaDecodeVariant::full) {
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
-    uint32_t tiles = 0;
-    for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
-        job.tile_start[mip - job.mip_first] = tiles;
-        tiles += static_cast<uint32_t>((m.mip_texels(mip) + kWarpTexels - 1) / kWarpTexels);
-    }
-    job.tile_start[job.mip_end - job.mip_first] = tiles;
-    const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
+    if (variant == CudaDecodeVariant::full && m.warpgroup_ready)
+        return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, job);
     if (variant == CudaDecodeVariant::warpgroup_4_blocks) {
         if (!m.warpgroup_ready)
             return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
@@ -744,6 +744,8 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
                                                       "code in this build, a network of widths <= 64)"};
         return launch_grid_warpgroup<kWarpgroup4BlocksMinBlocks>(m, job);
     }
+    const uint32_t tiles = fill_tile_starts(m, job, kWarpTexels);
+    const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
     if (variant != CudaDecodeVariant::full && !fast_shared)
         return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
                                                   " needs a network of widths <= 64 with weights in shared memory"};
@@ -768,7 +770,6 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true,
                                      kStagesFull | kStageBinary16Activation | kStageBinary16Sampling>(m, job, tiles);
     }
-    if (m.warpgroup_ready) return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, job);
     if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);
     if (m.max_k == kSmallK)
         return launch_grid_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, kStagesFull>(m, job, tiles);
@@ -781,7 +782,8 @@ Status launch_queries_typed(const DeviceModel& m, const ModelDesc* models, const
     const size_t smem = shared_bytes(m, kShared);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int blocks = 0;
-    NMC_RETURN_IF_ERROR(grid_size(kernel, smem, m, (job.count + kWarpTexels - 1) / kWarpTexels, blocks));
+    const size_t tiles = (job.count + kWarpTexels - 1) / kWarpTexels;
+    NMC_RETURN_IF_ERROR(grid_size(kernel, kBlockThreads, smem, m, (tiles + kBlockWarps - 1) / kBlockWarps, blocks));
     kernel<<<blocks, kBlockThreads, smem>>>(m.desc, models, job);
     return launch_error("decode_queries_kernel");
 }
@@ -789,17 +791,9 @@ Status launch_queries_typed(const DeviceModel& m, const ModelDesc* models, const
 Status launch_queries(const DeviceModel& m, const QueryJob& job) {
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     if (job.count == 0) return Status::success();
-    if (m.warpgroup_ready) {
-        const auto run = [&](auto kernel) -> Status {
-            size_t smem = 0;
-            int blocks = 0;
-            NMC_RETURN_IF_ERROR(
-                warpgroup_launch_size(kernel, m, (job.count + kGroupTexels - 1) / kGroupTexels, smem, blocks));
-            kernel<<<blocks, kGroupThreads, smem>>>(m.warpgroup_desc, job);
-            return launch_error("decode_queries_warpgroup_kernel");
-        };
-        return run(decode_queries_warpgroup_kernel<kWarpgroupMinBlocks>);
-    }
+    if (m.warpgroup_ready)
+        return launch_warpgroup(decode_queries_warpgroup_kernel<kWarpgroupMinBlocks>, m,
+                                (job.count + kGroupTexels - 1) / kGroupTexels, job, "decode_queries_warpgroup_kernel");
     if (m.max_k == kSmallK) {
         if (use_shared_weights(m))
             return launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, false>(m, nullptr, job);

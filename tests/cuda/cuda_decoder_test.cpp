@@ -88,6 +88,11 @@ std::vector<ExactCase> exact_cases() {
 // warp kernels; the tests of whole mips, queries and error sums run both (on other GPUs, the warp kernels twice).
 constexpr bool kWarpgroupOptions[] = {true, false};
 
+// "fp16, warpgroup kernel": which decoder a failure comes from.
+std::string decoder_name(CudaMatmulPath path, bool warpgroup) {
+    return std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel");
+}
+
 TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     for (const ExactCase& c : exact_cases()) {
@@ -96,7 +101,7 @@ TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
         const CpuDecoder cpu = make_cpu(pack);
         for (CudaMatmulPath path : paths()) {
             for (bool warpgroup : kWarpgroupOptions) {
-                SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+                SCOPED_TRACE(decoder_name(path, warpgroup));
                 const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
                 for (int mip = 0; mip < pack.material.mip_count; ++mip) {
                     // == on float vectors: exact (and -0.0 == +0.0, the same value).
@@ -143,7 +148,7 @@ TEST(CudaDecoder, RandomQueriesEqualCpuIncludingPartialWarpsAndOutsideTheUnitSqu
         ASSERT_TRUE(make_cpu(pack).decode_queries(queries, expected).ok());
         for (CudaMatmulPath path : paths()) {
             for (bool warpgroup : kWarpgroupOptions) {
-                SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+                SCOPED_TRACE(decoder_name(path, warpgroup));
                 std::vector<float> out;
                 const Status s = make_cuda(pack, path, warpgroup).decode_queries(queries, out);
                 ASSERT_TRUE(s.ok()) << s.to_string();
@@ -268,7 +273,7 @@ TEST(CudaDecoder, InexactSumsAgreeWithCpuWithinSummationOrderTolerance) {
     constexpr double kMaxFractionBeyondTolerance = 0.005;
     for (CudaMatmulPath path : paths()) {
         for (bool warpgroup : kWarpgroupOptions) {
-            SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+            SCOPED_TRACE(decoder_name(path, warpgroup));
             const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
             for (int mip = 0; mip < pack.material.mip_count; ++mip) {
                 const auto a = decode_mip(gpu, mip);
@@ -320,7 +325,7 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
     }
     for (CudaMatmulPath path : paths()) {
         for (bool warpgroup : kWarpgroupOptions) {
-            SCOPED_TRACE(std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel"));
+            SCOPED_TRACE(decoder_name(path, warpgroup));
             CudaDecoder gpu = make_cuda(pack, path, warpgroup);
             EXPECT_FALSE(gpu.measure_errors().ok());  // no reference yet
             ASSERT_TRUE(gpu.upload_reference(reference).ok());
