@@ -53,8 +53,7 @@ __host__ __device__ constexpr uint32_t warpgroup_layer_bytes(bool last) {
     return 4u * static_cast<uint32_t>(last ? kGroupLastWidth : kGroupWidth) * kChunkBytes;
 }
 
-// Whether this compilation pass has wgmma (sm_90a code); the host asks at every CudaDecoder::create
-// (warpgroup_code_present).
+// Whether this compilation pass has wgmma (sm_90a code); the host asks once per device (warpgroup_code_present).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define NMC_HAS_WGMMA 1
 #else
