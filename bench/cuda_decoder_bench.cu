@@ -205,8 +205,11 @@ int main(int argc, char** argv) {
              {nmc::CudaDecodeVariant::full_3_blocks, nmc::CudaDecodeVariant::network_only,
               nmc::CudaDecodeVariant::matmul_only, nmc::CudaDecodeVariant::sampling_only,
               nmc::CudaDecodeVariant::binary16_activation, nmc::CudaDecodeVariant::binary16_activation_and_sampling,
-              nmc::CudaDecodeVariant::warpgroup_4_blocks}) {
-            if (variant == nmc::CudaDecodeVariant::warpgroup_4_blocks && !decoder.runs_warpgroup_kernel()) continue;
+              nmc::CudaDecodeVariant::warpgroup_4_blocks, nmc::CudaDecodeVariant::tensor_sampling_binary16}) {
+            if ((variant == nmc::CudaDecodeVariant::warpgroup_4_blocks ||
+                 variant == nmc::CudaDecodeVariant::tensor_sampling_binary16) &&
+                !decoder.runs_warpgroup_kernel())
+                continue;
             const std::string what = std::string("variant ") + nmc::to_string(variant);
             report(nmc::to_string(decoder.path()), what.c_str(),
                    median_ms([&] { check(decoder.decode_all_mips_to_device(d_out, variant)); }), texels_all);

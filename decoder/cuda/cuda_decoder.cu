@@ -18,6 +18,7 @@
 #include "decoder/cuda/cuda_check.h"
 #include "decoder/cuda/cuda_decoder_kernels.cuh"
 #include "decoder/cuda/cuda_device.h"
+#include "decoder/cuda/tensor_sampling_variant.cuh"
 #include "decoder/cuda/warpgroup_kernels.cuh"
 
 namespace nmc {
@@ -213,11 +214,11 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     }
 }
 
-// The warpgroup kernels' shared memory: the B-operand weights and parameters (copied once per block, then fenced for
-// the tensor cores, which read them through the async proxy), then 16 staged rows per warp; returns the staging of
-// this thread's warp. Each lane clears its half of row lane % 16 once: inputs past 2F + 13 stay zero.
-__device__ __forceinline__ uint8_t* warpgroup_shared_setup(const ModelDesc& md, uint8_t* shared,
-                                                           const uint8_t*& weights, const float*& params) {
+// The warpgroup kernels' model in shared memory: the B-operand weights, then the parameters (copied once per block,
+// then fenced for the tensor cores, which read them through the async proxy). Returns the bytes used, rounded up to
+// 128.
+__device__ __forceinline__ uint32_t warpgroup_copy_model(const ModelDesc& md, uint8_t* shared, const uint8_t*& weights,
+                                                         const float*& params) {
     const uint4* src = reinterpret_cast<const uint4*>(md.weights);
     uint4* dst = reinterpret_cast<uint4*>(shared);
     for (uint32_t i = threadIdx.x; i < md.weight_bytes / 16; i += blockDim.x) dst[i] = __ldg(src + i);
@@ -229,11 +230,18 @@ __device__ __forceinline__ uint8_t* warpgroup_shared_setup(const ModelDesc& md, 
     __syncthreads();
     weights = shared;
     params = p;
+    return (md.weight_bytes + md.param_floats * static_cast<uint32_t>(sizeof(float)) + 127u) / 128u * 128u;
+}
+
+// The warpgroup kernels' shared memory: the model (warpgroup_copy_model), then 16 staged rows per warp; returns the
+// staging of this thread's warp. Each lane clears its half of row lane % 16 once: inputs past 2F + 13 stay zero.
+__device__ __forceinline__ uint8_t* warpgroup_shared_setup(const ModelDesc& md, uint8_t* shared,
+                                                           const uint8_t*& weights, const float*& params) {
+    const uint32_t model_bytes = warpgroup_copy_model(md, shared, weights, params);
     const int warp = static_cast<int>(threadIdx.x) >> 5;
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const int row_stride = staging_row_stride(md);
-    uint8_t* staging = shared + (md.weight_bytes + md.param_floats * sizeof(float) + 127) / 128 * 128 +
-                       static_cast<size_t>(warp) * 16 * static_cast<size_t>(row_stride);
+    uint8_t* staging = shared + model_bytes + static_cast<size_t>(warp) * 16 * static_cast<size_t>(row_stride);
     const int half = lane >> 4;
     for (int i = half * row_stride / 2; i < (half + 1) * row_stride / 2; i += 4)
         *reinterpret_cast<uint32_t*>(staging + (lane & 15) * row_stride + i) = 0u;
@@ -417,6 +425,115 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     }
 }
 
+// The timing variant tensor_sampling_binary16 (tensor_sampling_variant.cuh): mips job.mip_first .. job.mip_end - 1 in
+// tiles of 8 x 8 texels (row-major per mip, `job.tile_start` counting tiles), for F = 16, the default network's shape
+// (three hidden layers, all with scales or all without; a last layer with scales) in the tiled weight layout
+// (tiled_weights), and mips where the host found that the windows hold every texel's cells (tiled_sampling_end).
+// Writes job.out (no error sums).
+template <bool kHiddenScaled>
+__global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
+    decode_tiles_tensor_sampling_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
+    extern __shared__ __align__(128) uint8_t group_shared[];
+    const uint8_t* weights = nullptr;
+    const float* params = nullptr;
+    uint8_t* tile_a = group_shared + warpgroup_copy_model(md, group_shared, weights, params);
+    uint8_t* tile_b = tile_a + kTileABytes;
+    // B's columns past level k0's 36 cells stay zero (A's are zero there too, but 0 * NaN would not be); the first
+    // tile's barrier orders these stores before any product.
+    for (uint32_t i = threadIdx.x; i < kTileBBytes / 16; i += blockDim.x)
+        reinterpret_cast<uint4*>(tile_b)[i] = make_uint4(0u, 0u, 0u, 0u);
+    const WarpgroupChannels channels(md);
+    const int warp = static_cast<int>(threadIdx.x) >> 5;
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int g = lane >> 2;
+    const int r = lane & 15;
+    const int half = lane >> 4;
+    const bool wrap = md.wrap != 0;
+    const uint32_t ones = (lane & 3) == 0 ? 0x3C00u : 0u;  // binary16 1.0 at input 0 of a chunk, rows g and g + 8
+    uint64_t layer_b[4];
+    const float* layer_params[4];
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+        layer_b[l] = wgmma_descriptor(weights + md.layers[l].weight_offset);
+        layer_params[l] = params + md.layers[l].param_offset;
+    }
+    const uint64_t sample_a = wgmma_descriptor(tile_a);
+    const uint64_t sample_b = wgmma_descriptor(tile_b);
+    const uint32_t tiles = job.tile_start[job.mip_end - job.mip_first];
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int m = job.mip_first;
+        while (tile >= job.tile_start[m + 1 - job.mip_first]) ++m;
+        const int w = max(md.width >> m, 1);
+        const int h = max(md.height >> m, 1);
+        const int tiles_x = (w + kTileSide - 1) / kTileSide;
+        const int local = static_cast<int>(tile - job.tile_start[m - job.mip_first]);
+        const int x_first = (local % tiles_x) * kTileSide;
+        const int y_first = (local / tiles_x) * kTileSide;
+        const int k0 = m < md.level_count - 2 ? m : md.level_count - 2;
+        const LevelDesc& l0 = md.levels[k0];
+        const LevelDesc& l1 = md.levels[k0 + 1];
+        const int ox0 = window_origin(x_first, w, l0.width);
+        const int oy0 = window_origin(y_first, h, l0.height);
+        const int ox1 = window_origin(x_first, w, l1.width);
+        const int oy1 = window_origin(y_first, h, l1.height);
+        __syncthreads();  // the previous tile's products have read A and B
+        fill_window_cells(l0, l1, ox0, oy0, ox1, oy1, wrap, tile_b);
+        {
+            // A row 16 warp + r is texel (r % 8, 2 warp + r / 8) of the tile; texels outside the mip (not written)
+            // take the nearest one's coordinates.
+            const int x = min(x_first + (r & 7), w - 1);
+            const int y = min(y_first + 2 * warp + (r >> 3), h - 1);
+            fill_texel_weights(half ? l1 : l0, half, texel_centre(x, w), texel_centre(y, h), half ? ox1 : ox0,
+                               half ? oy1 : oy0, 16 * warp + r, tile_a);
+        }
+#if NMC_HAS_WGMMA
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+        __syncthreads();
+        float s0[8];
+        float s1[8];
+        wgmma_fence();
+        wgmma_fp16_shared_n16<false>(s0, sample_a, sample_b);
+#pragma unroll
+        for (int kc = 1; kc < window_chunks(0); ++kc)
+            wgmma_fp16_shared_n16<true>(s0, sample_a + kc * chunk_step(kGroupTexels), sample_b + kc * chunk_step(16));
+        wgmma_fp16_shared_n16<false>(s1, sample_a + window_first_chunk(1) * chunk_step(kGroupTexels),
+                                     sample_b + window_first_chunk(1) * chunk_step(16));
+        wgmma_commit_and_wait();
+        wgmma_fence_operands(s0);
+        wgmma_fence_operands(s1);
+        // Layer 0's A: K chunk 0 = level k0's 16 features, chunk 1 = level k1's (the m64n16 accumulator layout is the
+        // A fragment's), rounded to E4M3; chunk 2 = the positional and mip inputs (chunk 3 is the bias chunk).
+        uint32_t in[4][4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            in[0][e] = fp8_rounded_half2(s0[2 * e], s0[2 * e + 1]);
+            in[1][e] = fp8_rounded_half2(s1[2 * e], s1[2 * e + 1]);
+            in[3][e] = 0u;
+        }
+        const float ug = texel_centre(min(x_first + g, w - 1), w);
+        const float px = ug * static_cast<float>(l0.width) - 0.5f;
+        const float py_g = texel_centre(min(y_first + 2 * warp, h - 1), h) * static_cast<float>(l0.height) - 0.5f;
+        const float py_g8 = texel_centre(min(y_first + 2 * warp + 1, h - 1), h) * static_cast<float>(l0.height) - 0.5f;
+        position_fragments(make_float2(px, py_g), make_float2(px, py_g8), m, in[2]);
+        uint32_t hidden1[4][4];
+        uint32_t hidden2[4][4];
+        float result[8];
+        tiled_hidden_layer<3, kHiddenScaled>(in, ones, layer_b[0], layer_params[0], hidden1);
+        tiled_hidden_layer<4, kHiddenScaled>(hidden1, ones, layer_b[1], layer_params[1], hidden2);
+        tiled_hidden_layer<4, kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
+        tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
+        float* planes = job.out + job.out_offset[m];
+        const uint32_t texels = static_cast<uint32_t>(w) * static_cast<uint32_t>(h);
+        const int x = x_first + g;
+        channels.for_each_value(result, [&](int c, int side, float value) {
+            const int y = y_first + 2 * warp + side;
+            if (x < w && y < h)
+                planes[static_cast<uint32_t>(c) * texels + static_cast<uint32_t>(y * w + x)] = value;
+        });
+    }
+}
+
 // Random queries on Hopper: the warpgroup kernel over groups of 64 consecutive queries (warp w's 16 at 16w ..); each
 // lane's mip picks its own levels. Queries past the end decode (0.5, 0.5, mip 0) and are not written.
 template <int kMinBlocks>
@@ -516,6 +633,11 @@ struct DeviceModel {
     // kinds, the same latents and parameters; only where warpgroup_ready.
     bool warpgroup_ready = false;
     ModelDesc warpgroup_desc;
+    // The timing variant tensor_sampling_binary16's model (tensor_sampling_variant.cuh): warpgroup_desc with the tiled
+    // weight layout (tiled_weights); only where tiled_ready (a warpgroup model of the default network's shape, F = 16).
+    bool tiled_ready = false;
+    bool tiled_hidden_scaled = false;
+    ModelDesc tiled_desc;
     size_t output_floats = 0;
     std::vector<size_t> output_offset;
 
@@ -604,6 +726,30 @@ std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last) {
         for (int n = 0; n < n_pad; ++n) {
             for (int q = 0; q < 16; ++q) {
                 const uint16_t h = float_to_fp16(weight_value(layer, n, 16 * kc + q));  // exact
+                chunk[warpgroup_b_offset(n, 2 * q)] = static_cast<uint8_t>(h & 0xFF);
+                chunk[warpgroup_b_offset(n, 2 * q + 1)] = static_cast<uint8_t>(h >> 8);
+            }
+        }
+    }
+    return bytes;
+}
+
+// spec 7 -> the tiled kernel's B operand (tensor_sampling_variant.cuh): `chunks` K chunks of 16 inputs over N = 64
+// (16 for the last layer) rows, as warpgroup_weights, with the layer's biases as the weights of input `bias_input`
+// (-1: none; layer 0 takes 48, a hidden layer 64, each of them fed 1 by the kernel).
+std::vector<uint8_t> tiled_weights(const Layer& layer, bool last, int chunks, int bias_input) {
+    const int n_pad = last ? kGroupLastWidth : kGroupWidth;
+    std::vector<uint8_t> bytes(static_cast<size_t>(chunks) * static_cast<size_t>(n_pad) * kChunkBytes, 0);
+    for (int kc = 0; kc < chunks; ++kc) {
+        uint8_t* chunk = &bytes[static_cast<size_t>(kc) * static_cast<size_t>(n_pad) * kChunkBytes];
+        for (int n = 0; n < n_pad; ++n) {
+            for (int q = 0; q < 16; ++q) {
+                const int k = 16 * kc + q;
+                uint16_t h = 0;
+                if (k == bias_input)
+                    h = n < layer.output_width ? layer.biases[static_cast<size_t>(n)] : 0;
+                else
+                    h = float_to_fp16(weight_value(layer, n, k));  // exact
                 chunk[warpgroup_b_offset(n, 2 * q)] = static_cast<uint8_t>(h & 0xFF);
                 chunk[warpgroup_b_offset(n, 2 * q + 1)] = static_cast<uint8_t>(h >> 8);
             }
@@ -719,6 +865,55 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
                             "decode_grid_warpgroup_kernel");
 }
 
+// The mips from job.mip_first on, up to the first whose levels are too fine for the tensor-sampling windows
+// (tensor_sampling_variant.cuh): 7 w_k0 <= 4 w_m and 7 w_k1 <= 2 w_m, likewise for heights. Returns the end.
+int tiled_sampling_end(const DeviceModel& m, const GridJob& job) {
+    const ModelDesc& d = m.tiled_desc;
+    int mip = job.mip_first;
+    for (; mip < job.mip_end; ++mip) {
+        const int k0 = std::min(mip, d.level_count - 2);
+        const int64_t w = m.mip_width(mip);
+        const int64_t h = m.mip_height(mip);
+        const LevelDesc& l0 = d.levels[k0];
+        const LevelDesc& l1 = d.levels[k0 + 1];
+        if (7 * int64_t{l0.width} > 4 * w || 7 * int64_t{l0.height} > 4 * h || 7 * int64_t{l1.width} > 2 * w ||
+            7 * int64_t{l1.height} > 2 * h)
+            break;
+    }
+    return mip;
+}
+
+// The timing variant tensor_sampling_binary16: the tiled kernel over the mips it can take, the warpgroup kernel (the
+// spec's maths) over the rest.
+Status launch_tensor_sampling(const DeviceModel& m, const GridJob& job) {
+    GridJob tiled = job;
+    tiled.mip_end = tiled_sampling_end(m, job);
+    if (tiled.mip_end > tiled.mip_first) {
+        uint32_t tiles = 0;
+        for (int mip = tiled.mip_first; mip < tiled.mip_end; ++mip) {
+            tiled.tile_start[mip - tiled.mip_first] = tiles;
+            tiles += static_cast<uint32_t>((m.mip_width(mip) + kTileSide - 1) / kTileSide) *
+                     static_cast<uint32_t>((m.mip_height(mip) + kTileSide - 1) / kTileSide);
+        }
+        tiled.tile_start[tiled.mip_end - tiled.mip_first] = tiles;
+        // 4 blocks a multiprocessor: at 5 (96 registers), ptxas serialised the first version's wgmma for want of
+        // registers and spilled.
+        const auto kernel = m.tiled_hidden_scaled ? decode_tiles_tensor_sampling_kernel<true>
+                                                  : decode_tiles_tensor_sampling_kernel<false>;
+        const ModelDesc& d = m.tiled_desc;
+        const size_t smem = (d.weight_bytes + d.param_floats * sizeof(float) + 127) / 128 * 128 + kTileSharedBytes;
+        NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
+        int blocks = 0;
+        NMC_RETURN_IF_ERROR(grid_size(kernel, kGroupThreads, smem, m, tiles, blocks));
+        kernel<<<blocks, kGroupThreads, smem>>>(d, tiled);
+        NMC_RETURN_IF_ERROR(launch_error("decode_tiles_tensor_sampling_kernel"));
+    }
+    if (tiled.mip_end == job.mip_end) return Status::success();
+    GridJob rest = job;
+    rest.mip_first = tiled.mip_end;
+    return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, rest);
+}
+
 template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, int kStages>
 Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles) {
     auto kernel = decode_grid_kernel<kMaxK, kMTiles, kMinBlocks, kShared, kStages>;
@@ -744,6 +939,14 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
                                                       "code in this build, a network of widths <= 64)"};
         return launch_grid_warpgroup<kWarpgroup4BlocksMinBlocks>(m, job);
     }
+    if (variant == CudaDecodeVariant::tensor_sampling_binary16) {
+        if (!m.tiled_ready || job.ref)
+            return {StatusCode::invalid_argument,
+                    std::string("timing variant ") + to_string(variant) +
+                        " needs the warpgroup kernel (compute capability 9.0, sm_90a code in this build, a network of "
+                        "widths <= 64), F = 16 and the default network's shape"};
+        return launch_tensor_sampling(m, job);
+    }
     const uint32_t tiles = fill_tile_starts(m, job, kWarpTexels);
     const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
     if (variant != CudaDecodeVariant::full && !fast_shared)
@@ -752,6 +955,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
     switch (variant) {
         case CudaDecodeVariant::full:
         case CudaDecodeVariant::warpgroup_4_blocks:  // launched above
+        case CudaDecodeVariant::tensor_sampling_binary16:
             break;
         case CudaDecodeVariant::full_3_blocks:
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true, kStagesFull>(m, job, tiles);
@@ -854,6 +1058,8 @@ const char* to_string(CudaDecodeVariant variant) {
             return "binary16_activation_and_sampling";
         case CudaDecodeVariant::warpgroup_4_blocks:
             return "warpgroup_4_blocks";
+        case CudaDecodeVariant::tensor_sampling_binary16:
+            return "tensor_sampling_binary16";
     }
     return "unknown";
 }
@@ -1004,6 +1210,30 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
             wd.weights = static_cast<const uint8_t*>(p);
             model->warpgroup_ready = true;
         }
+    }
+    // The timing variant tensor_sampling_binary16's model: the default network's shape (48 inputs, F = 16, three
+    // hidden layers all with scales or all without, a last layer with scales).
+    const auto& layers = pack.network.layers;
+    if (model->warpgroup_ready && d.feature_count == 16 && d.layer_count == 4 && layers[0].input_width <= 48 &&
+        layers[3].has_scale() && layers[0].has_scale() == layers[1].has_scale() &&
+        layers[1].has_scale() == layers[2].has_scale()) {
+        ModelDesc& td = model->tiled_desc;
+        td = model->warpgroup_desc;
+        const bool scaled = layers[0].has_scale();
+        std::vector<uint8_t> tiled;
+        for (int l = 0; l < 4; ++l) {
+            const bool last = l == 3;
+            const int chunks = last || scaled || l == 0 ? 4 : 5;
+            const int bias_input = last || scaled ? -1 : (l == 0 ? 48 : 64);
+            td.layers[l].weight_offset = static_cast<uint32_t>(tiled.size());
+            const std::vector<uint8_t> bytes = tiled_weights(layers[static_cast<size_t>(l)], last, chunks, bias_input);
+            tiled.insert(tiled.end(), bytes.begin(), bytes.end());
+        }
+        td.weight_bytes = static_cast<uint32_t>(tiled.size());
+        NMC_RETURN_IF_ERROR(model->upload(tiled.data(), tiled.size(), &p));
+        td.weights = static_cast<const uint8_t*>(p);
+        model->tiled_ready = true;
+        model->tiled_hidden_scaled = scaled;
     }
     for (int m = 0; m < d.mip_count; ++m) {
         model->output_offset.push_back(model->output_floats);

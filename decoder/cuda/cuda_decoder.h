@@ -45,6 +45,11 @@ enum class CudaDecodeVariant {
     // The Hopper warpgroup kernel built for 4 blocks a multiprocessor instead of 5 (up to 128 registers a thread
     // instead of 96; the spec's values; invalid_argument where runs_warpgroup_kernel() is false).
     warpgroup_4_blocks,
+    // The format 2.0 candidate of docs/design-binary16-decoding.md on the warpgroup kernel: spec 8.3's bilinear sums as
+    // tensor-core products over 8 x 8 texel tiles, binary16 dequantisation and activation (values close to the
+    // spec's; F = 16; invalid_argument where runs_warpgroup_kernel() is false). Mips too small for its windows run
+    // the warpgroup kernel.
+    tensor_sampling_binary16,
 };
 const char* to_string(CudaDecodeVariant variant);
 

@@ -13,7 +13,8 @@ namespace nmc::test {
 
 inline bool is_binary16_variant(CudaDecodeVariant variant) {
     return variant == CudaDecodeVariant::binary16_activation ||
-           variant == CudaDecodeVariant::binary16_activation_and_sampling;
+           variant == CudaDecodeVariant::binary16_activation_and_sampling ||
+           variant == CudaDecodeVariant::tensor_sampling_binary16;
 }
 
 struct ValueDifference {

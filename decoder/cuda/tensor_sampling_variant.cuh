@@ -1,0 +1,222 @@
+// The timing variant tensor_sampling_binary16 (CudaDecodeVariant): the decoding maths proposed for format 2.0 in
+// docs/design-binary16-decoding.md ("Sampling on the tensor cores"), timed on the Hopper warpgroup kernel before any
+// format change. Values close to the spec's, not equal. Included by cuda_decoder.cu only (its
+// decode_tiles_tensor_sampling_kernel), compiled with --fmad=false like the rest.
+//
+// A warpgroup decodes a tile of 8 x 8 texels of one mip at a time; tile row R (0 .. 63) is texel (R % 8, R / 8) of the
+// tile, so warp w owns tile rows 2w and 2w + 1, as 16 consecutive rows of the wgmma's M. For each of the two levels,
+// spec 8.3's bilinear sums of the 64 texels are one tensor-core product:
+//   A (64 texels x the cells of the tile's window): row R holds texel R's four bilinear weights (spec 8.3's float32
+//     weights rounded to binary16) at the columns of its four cells, zeros elsewhere;
+//   B (cells x 16 features): the window's dequantised codes, f16(q * f16(step) + f16(lo)) (one HFMA2);
+// and the sums of the exact products are float32, in the tensor cores' order. Level k0's window is 6 x 6 cells (36 of
+// K = 48), level k1's 4 x 4 (K = 16): enough wherever a level has at most 4/7 (k0) or 2/7 (k1) latent texels a mip
+// texel in each direction (the host picks those mips, tiled_sampling_mips). The m64n16 accumulators are layer 0's A
+// fragments for inputs 0 .. 31 in place (after the E4M3 rounding), the positional inputs are computed in registers
+// (position_fragments), and the hidden layers take the binary16 activation.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "decoder/cuda/cuda_decoder_kernels.cuh"
+#include "decoder/cuda/warpgroup_kernels.cuh"
+
+namespace nmc::cuda_detail {
+
+constexpr int kTileSide = 8;                                  // texels a side of a tile (64 = the wgmma's M)
+// Level k0's (side 0) and k1's (side 1) windows: cells a side, K chunks of 16 cells (36 -> 48, 16 -> 16), first chunk.
+__host__ __device__ constexpr int window_side(int side) { return side ? 4 : 6; }
+__host__ __device__ constexpr int window_chunks(int side) { return side ? 1 : 3; }
+__host__ __device__ constexpr int window_first_chunk(int side) { return side ? 3 : 0; }
+constexpr uint32_t kTileAChunkBytes = kGroupTexels * kChunkBytes;      // 64 rows x 16 fp16
+constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;                // 16 features x 16 fp16
+constexpr uint32_t kTileABytes = 4 * kTileAChunkBytes;
+constexpr uint32_t kTileBBytes = 4 * kTileBChunkBytes;
+constexpr uint32_t kTileSharedBytes = kTileABytes + kTileBBytes;  // after the model (warpgroup_copy_model)
+
+// spec 8: the centre of texel i of a mip of `size` texels, (i + 0.5) / size; a power of two (size = 2^shift) takes the
+// multiply by 2^-shift, exactly the same value.
+__device__ __forceinline__ float texel_centre(int i, int size) {
+    if ((size & (size - 1)) == 0) {
+        const int shift = __ffs(size) - 1;
+        return (static_cast<float>(i) + 0.5f) * __int_as_float((127 - shift) << 23);
+    }
+    return (static_cast<float>(i) + 0.5f) / static_cast<float>(size);
+}
+
+// spec 8.3: cell coordinate c of a level of `size` cells, wrapped (non-negative c mod size) or clamped.
+__device__ __forceinline__ uint32_t cell_coordinate(int c, int size, bool wrap) {
+    if (wrap) {
+        int r = c % size;
+        if (r < 0) r += size;
+        return static_cast<uint32_t>(r);
+    }
+    return static_cast<uint32_t>(c < 0 ? 0 : (c >= size ? size - 1 : c));
+}
+
+// The tile's window origin on a level of `cells` cells a side: floor(px) of the tile's first texel (spec 8.2; px grows
+// with the texel, so it is the smallest x0 of the tile).
+__device__ __forceinline__ int window_origin(int first_texel, int mip_size, int cells) {
+    return static_cast<int>(floorf(texel_centre(first_texel, mip_size) * static_cast<float>(cells) - 0.5f));
+}
+
+// B of level `side` (0: k0, 1: k1) for this thread's share: item i = threadIdx.x covers cell i / 2 of the window, its
+// features 8 (i % 2) .. + 7 (72 items for k0, then 32 for k1; the last 24 threads have none). Cell c of the window is
+// column c of B: chunk window_first_chunk + c / 16, byte 2 (c % 16) of feature row f (warpgroup_b_offset).
+__device__ __forceinline__ void fill_window_cells(const LevelDesc& level0, const LevelDesc& level1, int origin_x0,
+                                                  int origin_y0, int origin_x1, int origin_y1, bool wrap,
+                                                  uint8_t* tile_b) {
+    int item = static_cast<int>(threadIdx.x);
+    int side = 0;
+    if (item >= 2 * window_side(0) * window_side(0)) {
+        item -= 2 * window_side(0) * window_side(0);
+        side = 1;
+        if (item >= 2 * window_side(1) * window_side(1)) return;
+    }
+    const LevelDesc& l = side ? level1 : level0;
+    const int window = side ? window_side(1) : window_side(0);
+    const int c = item >> 1;
+    const int features = 8 * (item & 1);
+    const uint32_t x = cell_coordinate((side ? origin_x1 : origin_x0) + c % window, l.width, wrap);
+    const uint32_t y = cell_coordinate((side ? origin_y1 : origin_y0) + c / window, l.height, wrap);
+    const uint2 codes =
+        __ldg(reinterpret_cast<const uint2*>(l.codes + (y * static_cast<uint32_t>(l.width) + x) * 16u + features));
+    // Code byte q -> 1024 + q in binary16 (0x64 above it), minus 1024 exactly, then one HFMA2: f16(q * step + lo).
+    const __half2 k1024 = __float2half2_rn(1024.0f);
+    const __half2 step = __float2half2_rn(l.step);
+    const __half2 lo = __float2half2_rn(l.lo);
+    uint8_t* chunk = tile_b + static_cast<uint32_t>(window_first_chunk(side) + c / 16) * kTileBChunkBytes;
+    const int column = 2 * (c % 16);
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+        const uint32_t word = p < 2 ? codes.x : codes.y;
+        const uint32_t biased = __byte_perm(word, 0x64646464u, (p & 1) ? 0x4342u : 0x4140u);
+        const __half2 value = __hfma2(__hsub2(*reinterpret_cast<const __half2*>(&biased), k1024), step, lo);
+        const int f = features + 2 * p;
+        *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f, column)) = __low2half(value);
+        *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f + 1, column)) = __high2half(value);
+    }
+}
+
+// A's row R (this texel) for level `side`: zeros over the level's chunks, then spec 8.3's four weights, binary16, at
+// the columns of the texel's cells relative to the window origin (clamped into the window: only texels outside the mip,
+// whose outputs are not written, could leave it).
+__device__ __forceinline__ void fill_texel_weights(const LevelDesc& l, int side, float u, float v, int origin_x,
+                                                   int origin_y, int row, uint8_t* tile_a) {
+    const int window = side ? window_side(1) : window_side(0);
+    uint8_t* first = tile_a + static_cast<uint32_t>(window_first_chunk(side)) * kTileAChunkBytes;
+    const uint32_t row_offset = static_cast<uint32_t>(row / 8) * kCoreStrideBytes + static_cast<uint32_t>(row % 8) * 16u;
+    for (int kc = 0; kc < window_chunks(side); ++kc) {
+        *reinterpret_cast<uint4*>(first + kc * kTileAChunkBytes + row_offset) = make_uint4(0u, 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(first + kc * kTileAChunkBytes + row_offset + kCoreLeadingBytes) =
+            make_uint4(0u, 0u, 0u, 0u);
+    }
+    // spec 8.2-8.3's position and float32 weights.
+    const float px = u * static_cast<float>(l.width) - 0.5f;
+    const float py = v * static_cast<float>(l.height) - 0.5f;
+    const float x0 = floorf(px);
+    const float y0 = floorf(py);
+    const float fx = px - x0;
+    const float fy = py - y0;
+    const float gx = 1.0f - fx;
+    const float gy = 1.0f - fy;
+    const int dx = min(max(static_cast<int>(x0) - origin_x, 0), window - 2);
+    const int dy = min(max(static_cast<int>(y0) - origin_y, 0), window - 2);
+    const int column = dy * window + dx;
+    const auto put = [&](int c, float weight) {
+        *reinterpret_cast<__half*>(first + static_cast<uint32_t>(c / 16) * kTileAChunkBytes +
+                                   warpgroup_b_offset(row, 2 * (c % 16))) = __float2half_rn(weight);
+    };
+    put(column, gx * gy);
+    put(column + 1, fx * gy);
+    put(column + window, gx * fy);
+    put(column + window + 1, fx * fy);
+}
+
+// spec 8.4-8.5 as layer 0's A fragment of K chunk 2 (inputs 32 .. 47: the 12 positional inputs, the mip's, zeros) for
+// rows g and g + 8, from level k0's (px, py) of each: lane t holds inputs 2t, 2t + 1 (position_pair k = t) and
+// 2t + 8, 2t + 9 (pair k = 4 + t for t < 2; then the mip input and zeros). F = 16 only.
+__device__ __forceinline__ void position_fragments(float2 p_g, float2 p_g8, int mip, uint32_t (&chunk)[4]) {
+    const int t = static_cast<int>(threadIdx.x) & 3;
+    const auto pair = [](float2 p, int k) {
+        const float s = static_cast<float>(1 << (k >> 1));
+        const float phase = (k & 1) ? 0.25f : 0.0f;
+        return fp8x2_to_half2(fp8x2_codes(saw(p.x * s + phase), saw(p.y * s + phase)));
+    };
+    chunk[0] = pair(p_g, t);
+    chunk[1] = pair(p_g8, t);
+    if (t < 2) {
+        chunk[2] = pair(p_g, 4 + t);
+        chunk[3] = pair(p_g8, 4 + t);
+    } else {
+        const uint32_t mip_input = t == 2 ? fp8x2_to_half2(fp8_code(static_cast<float>(mip) * 0.25f)) : 0u;
+        chunk[2] = mip_input;
+        chunk[3] = mip_input;
+    }
+}
+
+// Descriptor units: a descriptor's address field counts 16 bytes, so K chunk kc of a B operand of N rows is at
+// descriptor b + kc * chunk_step(N).
+__host__ __device__ constexpr uint64_t chunk_step(int n) {
+    return static_cast<uint64_t>(n) * kChunkBytes / 16u;
+}
+
+// One hidden layer of the tiled kernel (64 outputs) on the A fragments `in`: kChunks K chunks, then, for a layer
+// without scales, the bias chunk, whose only input is 1 (`ones`: 1.0 in lane t = 0's low half, input 16 kChunks of
+// rows g and g + 8) and whose weights are the biases (tiled_weights on the host); the first product starts the sums
+// (scale-d 0), so nothing sets the accumulators up. Then y = acc * scale + bias for a layer with scales (params: 64
+// scales, 64 biases), the binary16 activation and the E4M3 rounding into the next layer's fragments `out`.
+template <int kChunks, bool kScaled>
+__device__ __forceinline__ void tiled_hidden_layer(const uint32_t (&in)[4][4], uint32_t ones, uint64_t b,
+                                                   const float* params, uint32_t (&out)[4][4]) {
+    float acc[32];
+    wgmma_fence();
+    wgmma_fp16<64, false>(acc, in[0], b);
+#pragma unroll
+    for (int kc = 1; kc < kChunks; ++kc) wgmma_fp16<64>(acc, in[kc], b + kc * chunk_step(64));
+    if constexpr (!kScaled) {
+        const uint32_t bias_input[4] = {ones, ones, 0u, 0u};
+        wgmma_fp16<64>(acc, bias_input, b + kChunks * chunk_step(64));
+    }
+    wgmma_commit_and_wait();
+    wgmma_fence_operands(acc);
+    const int t = static_cast<int>(threadIdx.x) & 3;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        float y[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
+        if constexpr (kScaled) {
+            const float2 s = *reinterpret_cast<const float2*>(params + 8 * j + 2 * t);
+            const float2 bias = *reinterpret_cast<const float2*>(params + 64 + 8 * j + 2 * t);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) y[e] = y[e] * ((e & 1) ? s.y : s.x) + ((e & 1) ? bias.y : bias.x);
+        }
+        out[j / 2][2 * (j % 2)] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[0], y[1]));      // row g
+        out[j / 2][2 * (j % 2) + 1] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[2], y[3]));  // row g + 8
+    }
+}
+
+// The last layer (16 padded outputs, with scales: params 16 scales, 16 biases): result[4j + e] = y of channel
+// 8j + 2t + (e & 1), row g + 8 (e >> 1), as warpgroup_layer.
+__device__ __forceinline__ void tiled_last_layer(const uint32_t (&in)[4][4], uint64_t b, const float* params,
+                                                 float (&result)[8]) {
+    float acc[8];
+    wgmma_fence();
+    wgmma_fp16<16, false>(acc, in[0], b);
+#pragma unroll
+    for (int kc = 1; kc < 4; ++kc) wgmma_fp16<16>(acc, in[kc], b + kc * chunk_step(16));
+    wgmma_commit_and_wait();
+    wgmma_fence_operands(acc);
+    const int t = static_cast<int>(threadIdx.x) & 3;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+        const float2 s = *reinterpret_cast<const float2*>(params + 8 * j + 2 * t);
+        const float2 bias = *reinterpret_cast<const float2*>(params + 16 + 8 * j + 2 * t);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            result[4 * j + e] = acc[4 * j + e] * ((e & 1) ? s.y : s.x) + ((e & 1) ? bias.y : bias.x);
+    }
+}
+
+}  // namespace nmc::cuda_detail
