@@ -436,18 +436,15 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     extern __shared__ __align__(128) uint8_t group_shared[];
     const uint8_t* weights = nullptr;
     const float* params = nullptr;
-    uint8_t* tile_a = group_shared + warpgroup_copy_model(md, group_shared, weights, params);
-    uint8_t* tile_b = tile_a + kTileABytes;
-    // B's columns past level k0's 36 cells stay zero (A's are zero there too, but 0 * NaN would not be); the first
-    // tile's barrier orders these stores before any product.
-    for (uint32_t i = threadIdx.x; i < kTileBBytes / 16; i += blockDim.x)
-        reinterpret_cast<uint4*>(tile_b)[i] = make_uint4(0u, 0u, 0u, 0u);
+    uint8_t* operands = group_shared + warpgroup_copy_model(md, group_shared, weights, params);
+    // Two sets of A then B. B's columns past level k0's 36 cells stay zero (A's are zero there too, but 0 * NaN would
+    // not be); the first tile's barrier orders these stores before any product.
+    for (uint32_t i = threadIdx.x; i < kTileSharedBytes / 16; i += blockDim.x)
+        reinterpret_cast<uint4*>(operands)[i] = make_uint4(0u, 0u, 0u, 0u);
     const WarpgroupChannels channels(md);
     const int warp = static_cast<int>(threadIdx.x) >> 5;
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const int g = lane >> 2;
-    const int r = lane & 15;
-    const int half = lane >> 4;
     const bool wrap = md.wrap != 0;
     const uint32_t ones = (lane & 3) == 0 ? 0x3C00u : 0u;  // binary16 1.0 at input 0 of a chunk, rows g and g + 8
     uint64_t layer_b[4];
@@ -457,39 +454,48 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         layer_b[l] = wgmma_descriptor(weights + md.layers[l].weight_offset);
         layer_params[l] = params + md.layers[l].param_offset;
     }
-    const uint64_t sample_a = wgmma_descriptor(tile_a);
-    const uint64_t sample_b = wgmma_descriptor(tile_b);
+    const uint64_t operands_descriptor = wgmma_descriptor(operands);
+    constexpr uint64_t kSetStep = (kTileABytes + kTileBBytes) / 16;  // descriptor units between the two sets
+    constexpr uint64_t kBStep = kTileABytes / 16;                      // from a set's A to its B
     const uint32_t tiles = job.tile_start[job.mip_end - job.mip_first];
-    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int m = job.mip_first;
-        while (tile >= job.tile_start[m + 1 - job.mip_first]) ++m;
-        const int w = max(md.width >> m, 1);
-        const int h = max(md.height >> m, 1);
-        const int tiles_x = (w + kTileSide - 1) / kTileSide;
-        const int local = static_cast<int>(tile - job.tile_start[m - job.mip_first]);
-        const int x_first = (local % tiles_x) * kTileSide;
-        const int y_first = (local / tiles_x) * kTileSide;
-        const int k0 = m < md.level_count - 2 ? m : md.level_count - 2;
-        const LevelDesc& l0 = md.levels[k0];
-        const LevelDesc& l1 = md.levels[k0 + 1];
-        const int ox0 = window_origin(x_first, w, l0.width);
-        const int oy0 = window_origin(y_first, h, l0.height);
-        const int ox1 = window_origin(x_first, w, l1.width);
-        const int oy1 = window_origin(y_first, h, l1.height);
-        __syncthreads();  // the previous tile's products have read A and B
-        fill_window_cells(l0, l1, ox0, oy0, ox1, oy1, wrap, tile_b);
+    TileSetup current{};
+    WindowCells cells;
+    if (blockIdx.x < tiles) {
+        current = tile_setup(md, job, blockIdx.x);
+        cells.load(md, current, wrap);
+    }
+    int set = 0;
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, set ^= 1) {
+        const int m = current.mip;
+        const MipAxis ax = mip_axis(max(md.width >> m, 1));
+        const MipAxis ay = mip_axis(max(md.height >> m, 1));
+        const LevelDesc& l0 = md.levels[current.k0];
+        uint8_t* tile_a = operands + set * (kTileABytes + kTileBBytes);
+        cells.store(md, current, tile_a + kTileABytes);
         {
-            // A row 16 warp + r is texel (r % 8, 2 warp + r / 8) of the tile; texels outside the mip (not written)
-            // take the nearest one's coordinates.
-            const int x = min(x_first + (r & 7), w - 1);
-            const int y = min(y_first + 2 * warp + (r >> 3), h - 1);
-            fill_texel_weights(half ? l1 : l0, half, texel_centre(x, w), texel_centre(y, h), half ? ox1 : ox0,
-                               half ? oy1 : oy0, 16 * warp + r, tile_a);
+            // A row R = threadIdx.x % 64 is texel (R % 8, R / 8) of the tile, level k0 in warps 0-1 and k1 in warps
+            // 2-3; texels outside the mip (not written) take the nearest one's coordinates.
+            const int row = static_cast<int>(threadIdx.x) & 63;
+            const float u = ax.centre(min(current.x_first + (row & 7), ax.size - 1));
+            const float v = ay.centre(min(current.y_first + (row >> 3), ay.size - 1));
+            if (warp < 2)
+                fill_texel_weights<0>(l0, u, v, current.origin_x[0], current.origin_y[0], row, tile_a);
+            else
+                fill_texel_weights<1>(md.levels[current.k0 + 1], u, v, current.origin_x[1], current.origin_y[1], row,
+                                      tile_a);
         }
 #if NMC_HAS_WGMMA
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
-        __syncthreads();
+        __syncthreads();  // this set's operands are written; every thread is past the tile that read the other set
+        // The next tile's latents, loaded while this one is decoded.
+        TileSetup next{};
+        if (tile + gridDim.x < tiles) {
+            next = tile_setup(md, job, tile + gridDim.x);
+            cells.load(md, next, wrap);
+        }
+        const uint64_t sample_a = operands_descriptor + static_cast<uint64_t>(set) * kSetStep;
+        const uint64_t sample_b = sample_a + kBStep;
         float s0[8];
         float s1[8];
         wgmma_fence();
@@ -511,10 +517,11 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
             in[1][e] = fp8_rounded_half2(s1[2 * e], s1[2 * e + 1]);
             in[3][e] = 0u;
         }
-        const float ug = texel_centre(min(x_first + g, w - 1), w);
-        const float px = ug * static_cast<float>(l0.width) - 0.5f;
-        const float py_g = texel_centre(min(y_first + 2 * warp, h - 1), h) * static_cast<float>(l0.height) - 0.5f;
-        const float py_g8 = texel_centre(min(y_first + 2 * warp + 1, h - 1), h) * static_cast<float>(l0.height) - 0.5f;
+        // Rows g and g + 8 of warp w: texels (g, 2w) and (g, 2w + 1) of the tile.
+        const float px = ax.centre(min(current.x_first + g, ax.size - 1)) * static_cast<float>(l0.width) - 0.5f;
+        const float py_g = ay.centre(min(current.y_first + 2 * warp, ay.size - 1)) * static_cast<float>(l0.height) - 0.5f;
+        const float py_g8 =
+            ay.centre(min(current.y_first + 2 * warp + 1, ay.size - 1)) * static_cast<float>(l0.height) - 0.5f;
         position_fragments(make_float2(px, py_g), make_float2(px, py_g8), m, in[2]);
         uint32_t hidden1[4][4];
         uint32_t hidden2[4][4];
@@ -524,13 +531,14 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         tiled_hidden_layer<4, kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
         tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
         float* planes = job.out + job.out_offset[m];
-        const uint32_t texels = static_cast<uint32_t>(w) * static_cast<uint32_t>(h);
-        const int x = x_first + g;
+        const uint32_t texels = static_cast<uint32_t>(ax.size) * static_cast<uint32_t>(ay.size);
+        const int x = current.x_first + g;
         channels.for_each_value(result, [&](int c, int side, float value) {
-            const int y = y_first + 2 * warp + side;
-            if (x < w && y < h)
-                planes[static_cast<uint32_t>(c) * texels + static_cast<uint32_t>(y * w + x)] = value;
+            const int y = current.y_first + 2 * warp + side;
+            if (x < ax.size && y < ay.size)
+                planes[static_cast<uint32_t>(c) * texels + static_cast<uint32_t>(y * ax.size + x)] = value;
         });
+        current = next;
     }
 }
 

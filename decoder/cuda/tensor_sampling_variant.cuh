@@ -11,7 +11,7 @@
 //   B (cells x 16 features): the window's dequantised codes, f16(q * f16(step) + f16(lo)) (one HFMA2);
 // and the sums of the exact products are float32, in the tensor cores' order. Level k0's window is 6 x 6 cells (36 of
 // K = 48), level k1's 4 x 4 (K = 16): enough wherever a level has at most 4/7 (k0) or 2/7 (k1) latent texels a mip
-// texel in each direction (the host picks those mips, tiled_sampling_mips). The m64n16 accumulators are layer 0's A
+// texel in each direction (the host picks those mips, tiled_sampling_end). The m64n16 accumulators are layer 0's A
 // fragments for inputs 0 .. 31 in place (after the E4M3 rounding), the positional inputs are computed in registers
 // (position_fragments), and the hidden layers take the binary16 activation.
 #pragma once
@@ -25,90 +25,150 @@
 
 namespace nmc::cuda_detail {
 
-constexpr int kTileSide = 8;                                  // texels a side of a tile (64 = the wgmma's M)
+constexpr int kTileSide = 8;  // texels a side of a tile (64 = the wgmma's M)
 // Level k0's (side 0) and k1's (side 1) windows: cells a side, K chunks of 16 cells (36 -> 48, 16 -> 16), first chunk.
-__host__ __device__ constexpr int window_side(int side) { return side ? 4 : 6; }
-__host__ __device__ constexpr int window_chunks(int side) { return side ? 1 : 3; }
-__host__ __device__ constexpr int window_first_chunk(int side) { return side ? 3 : 0; }
-constexpr uint32_t kTileAChunkBytes = kGroupTexels * kChunkBytes;      // 64 rows x 16 fp16
-constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;                // 16 features x 16 fp16
+__host__ __device__ constexpr int window_side(int side) {
+    return side ? 4 : 6;
+}
+__host__ __device__ constexpr int window_chunks(int side) {
+    return side ? 1 : 3;
+}
+__host__ __device__ constexpr int window_first_chunk(int side) {
+    return side ? 3 : 0;
+}
+constexpr uint32_t kTileAChunkBytes = kGroupTexels * kChunkBytes;  // 64 rows x 16 fp16
+constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;            // 16 features x 16 fp16
 constexpr uint32_t kTileABytes = 4 * kTileAChunkBytes;
 constexpr uint32_t kTileBBytes = 4 * kTileBChunkBytes;
-constexpr uint32_t kTileSharedBytes = kTileABytes + kTileBBytes;  // after the model (warpgroup_copy_model)
+// After the model (warpgroup_copy_model): A and B twice, so that one barrier a tile orders the writes of a tile's
+// operands after the reads of the tile before the last.
+constexpr uint32_t kTileSharedBytes = 2 * (kTileABytes + kTileBBytes);
 
-// spec 8: the centre of texel i of a mip of `size` texels, (i + 0.5) / size; a power of two (size = 2^shift) takes the
-// multiply by 2^-shift, exactly the same value.
-__device__ __forceinline__ float texel_centre(int i, int size) {
-    if ((size & (size - 1)) == 0) {
-        const int shift = __ffs(size) - 1;
-        return (static_cast<float>(i) + 0.5f) * __int_as_float((127 - shift) << 23);
+// spec 8: texel centres (i + 0.5) / size of one direction of a mip; a power of two takes the multiply by 2^-shift,
+// exactly the same value.
+struct MipAxis {
+    int size;
+    float inverse;  // 2^-shift, or 0 when size is not a power of two
+    __device__ float centre(int i) const {
+        return inverse != 0.0f ? (static_cast<float>(i) + 0.5f) * inverse
+                               : (static_cast<float>(i) + 0.5f) / static_cast<float>(size);
     }
-    return (static_cast<float>(i) + 0.5f) / static_cast<float>(size);
+};
+
+__device__ __forceinline__ MipAxis mip_axis(int n) {
+    return {n, (n & (n - 1)) == 0 ? __int_as_float((127 - (__ffs(n) - 1)) << 23) : 0.0f};
 }
 
-// spec 8.3: cell coordinate c of a level of `size` cells, wrapped (non-negative c mod size) or clamped.
+// spec 8.3: cell coordinate c of a level of `size` cells, wrapped (non-negative c mod size; the division only outside
+// 0 .. size - 1) or clamped.
 __device__ __forceinline__ uint32_t cell_coordinate(int c, int size, bool wrap) {
+    if (static_cast<unsigned>(c) < static_cast<unsigned>(size)) return static_cast<uint32_t>(c);
     if (wrap) {
         int r = c % size;
         if (r < 0) r += size;
         return static_cast<uint32_t>(r);
     }
-    return static_cast<uint32_t>(c < 0 ? 0 : (c >= size ? size - 1 : c));
+    return static_cast<uint32_t>(c < 0 ? 0 : size - 1);
 }
 
-// The tile's window origin on a level of `cells` cells a side: floor(px) of the tile's first texel (spec 8.2; px grows
-// with the texel, so it is the smallest x0 of the tile).
-__device__ __forceinline__ int window_origin(int first_texel, int mip_size, int cells) {
-    return static_cast<int>(floorf(texel_centre(first_texel, mip_size) * static_cast<float>(cells) - 0.5f));
-}
+// One tile: its mip, position and the origins of its two windows (floor(px) of the tile's first texel on each level:
+// spec 8.2; px grows with the texel, so it is the smallest x0 of the tile).
+struct TileSetup {
+    int mip;
+    int x_first;
+    int y_first;
+    int k0;
+    int origin_x[2];
+    int origin_y[2];
+};
 
-// B of level `side` (0: k0, 1: k1) for this thread's share: item i = threadIdx.x covers cell i / 2 of the window, its
-// features 8 (i % 2) .. + 7 (72 items for k0, then 32 for k1; the last 24 threads have none). Cell c of the window is
-// column c of B: chunk window_first_chunk + c / 16, byte 2 (c % 16) of feature row f (warpgroup_b_offset).
-__device__ __forceinline__ void fill_window_cells(const LevelDesc& level0, const LevelDesc& level1, int origin_x0,
-                                                  int origin_y0, int origin_x1, int origin_y1, bool wrap,
-                                                  uint8_t* tile_b) {
-    int item = static_cast<int>(threadIdx.x);
-    int side = 0;
-    if (item >= 2 * window_side(0) * window_side(0)) {
-        item -= 2 * window_side(0) * window_side(0);
-        side = 1;
-        if (item >= 2 * window_side(1) * window_side(1)) return;
-    }
-    const LevelDesc& l = side ? level1 : level0;
-    const int window = side ? window_side(1) : window_side(0);
-    const int c = item >> 1;
-    const int features = 8 * (item & 1);
-    const uint32_t x = cell_coordinate((side ? origin_x1 : origin_x0) + c % window, l.width, wrap);
-    const uint32_t y = cell_coordinate((side ? origin_y1 : origin_y0) + c / window, l.height, wrap);
-    const uint2 codes =
-        __ldg(reinterpret_cast<const uint2*>(l.codes + (y * static_cast<uint32_t>(l.width) + x) * 16u + features));
-    // Code byte q -> 1024 + q in binary16 (0x64 above it), minus 1024 exactly, then one HFMA2: f16(q * step + lo).
-    const __half2 k1024 = __float2half2_rn(1024.0f);
-    const __half2 step = __float2half2_rn(l.step);
-    const __half2 lo = __float2half2_rn(l.lo);
-    uint8_t* chunk = tile_b + static_cast<uint32_t>(window_first_chunk(side) + c / 16) * kTileBChunkBytes;
-    const int column = 2 * (c % 16);
+__device__ __forceinline__ TileSetup tile_setup(const ModelDesc& md, const GridJob& job, uint32_t tile) {
+    TileSetup s;
+    int m = job.mip_first;
+    while (tile >= job.tile_start[m + 1 - job.mip_first]) ++m;
+    s.mip = m;
+    const int w = max(md.width >> m, 1);
+    const int h = max(md.height >> m, 1);
+    const int tiles_x = (w + kTileSide - 1) / kTileSide;
+    const int local = static_cast<int>(tile - job.tile_start[m - job.mip_first]);
+    const int row = (tiles_x & (tiles_x - 1)) == 0 ? local >> (__ffs(tiles_x) - 1) : local / tiles_x;
+    s.x_first = (local - row * tiles_x) * kTileSide;
+    s.y_first = row * kTileSide;
+    s.k0 = m < md.level_count - 2 ? m : md.level_count - 2;
+    const MipAxis ax = mip_axis(w);
+    const MipAxis ay = mip_axis(h);
 #pragma unroll
-    for (int p = 0; p < 4; ++p) {
-        const uint32_t word = p < 2 ? codes.x : codes.y;
-        const uint32_t biased = __byte_perm(word, 0x64646464u, (p & 1) ? 0x4342u : 0x4140u);
-        const __half2 value = __hfma2(__hsub2(*reinterpret_cast<const __half2*>(&biased), k1024), step, lo);
-        const int f = features + 2 * p;
-        *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f, column)) = __low2half(value);
-        *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f + 1, column)) = __high2half(value);
+    for (int side = 0; side < 2; ++side) {
+        const LevelDesc& l = md.levels[s.k0 + side];
+        s.origin_x[side] = static_cast<int>(floorf(ax.centre(s.x_first) * static_cast<float>(l.width) - 0.5f));
+        s.origin_y[side] = static_cast<int>(floorf(ay.centre(s.y_first) * static_cast<float>(l.height) - 0.5f));
     }
+    return s;
 }
 
-// A's row R (this texel) for level `side`: zeros over the level's chunks, then spec 8.3's four weights, binary16, at
-// the columns of the texel's cells relative to the window origin (clamped into the window: only texels outside the mip,
-// whose outputs are not written, could leave it).
-__device__ __forceinline__ void fill_texel_weights(const LevelDesc& l, int side, float u, float v, int origin_x,
-                                                   int origin_y, int row, uint8_t* tile_a) {
-    const int window = side ? window_side(1) : window_side(0);
-    uint8_t* first = tile_a + static_cast<uint32_t>(window_first_chunk(side)) * kTileAChunkBytes;
+// This thread's share of B, loaded one tile ahead: item i = threadIdx.x covers cell i / 2 of a window, features
+// 8 (i % 2) .. + 7 (72 items for level k0's window, then 32 for k1's; the last 24 threads have none).
+struct WindowCells {
+    uint2 codes = make_uint2(0u, 0u);
+    int side = -1;  // -1: no item
+    int cell = 0;
+    int features = 0;
+
+    __device__ void load(const ModelDesc& md, const TileSetup& s, bool wrap) {
+        int item = static_cast<int>(threadIdx.x);
+        side = 0;
+        if (item >= 2 * window_side(0) * window_side(0)) {
+            item -= 2 * window_side(0) * window_side(0);
+            side = item < 2 * window_side(1) * window_side(1) ? 1 : -1;
+        }
+        if (side < 0) return;
+        const LevelDesc& l = md.levels[s.k0 + side];
+        const int window = window_side(side);
+        cell = item >> 1;
+        features = 8 * (item & 1);
+        const int origin_x = side ? s.origin_x[1] : s.origin_x[0];  // no dynamic index: the arrays stay in registers
+        const int origin_y = side ? s.origin_y[1] : s.origin_y[0];
+        const uint32_t x = cell_coordinate(origin_x + cell % window, l.width, wrap);
+        const uint32_t y = cell_coordinate(origin_y + cell / window, l.height, wrap);
+        codes = __ldg(
+            reinterpret_cast<const uint2*>(l.codes + (y * static_cast<uint32_t>(l.width) + x) * 16u + features));
+    }
+
+    // Dequantises the codes into column `cell` of B (chunk window_first_chunk + cell / 16, byte 2 (cell % 16) of
+    // feature row f: warpgroup_b_offset): code byte q -> 1024 + q in binary16 (0x64 above it), minus 1024 exactly,
+    // then one HFMA2: f16(q * f16(step) + f16(lo)).
+    __device__ void store(const ModelDesc& md, const TileSetup& s, uint8_t* tile_b) const {
+        if (side < 0) return;
+        const LevelDesc& l = md.levels[s.k0 + side];
+        const __half2 k1024 = __float2half2_rn(1024.0f);
+        const __half2 step = __float2half2_rn(l.step);
+        const __half2 lo = __float2half2_rn(l.lo);
+        uint8_t* chunk = tile_b + static_cast<uint32_t>(window_first_chunk(side) + cell / 16) * kTileBChunkBytes;
+        const int column = 2 * (cell % 16);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            const uint32_t word = p < 2 ? codes.x : codes.y;
+            const uint32_t biased = __byte_perm(word, 0x64646464u, (p & 1) ? 0x4342u : 0x4140u);
+            const __half2 value = __hfma2(__hsub2(*reinterpret_cast<const __half2*>(&biased), k1024), step, lo);
+            const int f = features + 2 * p;
+            *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f, column)) = __low2half(value);
+            *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f + 1, column)) = __high2half(value);
+        }
+    }
+};
+
+// A's row for one texel and level `side` (warps 0-1: level k0's rows, warps 2-3: level k1's, so no warp diverges):
+// zeros over the level's chunks, then spec 8.3's four weights, binary16, at the columns of the texel's cells relative
+// to the window origin (clamped into the window: only texels outside the mip, whose outputs are not written, could
+// leave it).
+template <int kSide>
+__device__ __forceinline__ void fill_texel_weights(const LevelDesc& l, float u, float v, int origin_x, int origin_y,
+                                                   int row, uint8_t* tile_a) {
+    constexpr int kWindow = window_side(kSide);
+    uint8_t* first = tile_a + static_cast<uint32_t>(window_first_chunk(kSide)) * kTileAChunkBytes;
     const uint32_t row_offset = static_cast<uint32_t>(row / 8) * kCoreStrideBytes + static_cast<uint32_t>(row % 8) * 16u;
-    for (int kc = 0; kc < window_chunks(side); ++kc) {
+#pragma unroll
+    for (int kc = 0; kc < window_chunks(kSide); ++kc) {
         *reinterpret_cast<uint4*>(first + kc * kTileAChunkBytes + row_offset) = make_uint4(0u, 0u, 0u, 0u);
         *reinterpret_cast<uint4*>(first + kc * kTileAChunkBytes + row_offset + kCoreLeadingBytes) =
             make_uint4(0u, 0u, 0u, 0u);
@@ -122,22 +182,23 @@ __device__ __forceinline__ void fill_texel_weights(const LevelDesc& l, int side,
     const float fy = py - y0;
     const float gx = 1.0f - fx;
     const float gy = 1.0f - fy;
-    const int dx = min(max(static_cast<int>(x0) - origin_x, 0), window - 2);
-    const int dy = min(max(static_cast<int>(y0) - origin_y, 0), window - 2);
-    const int column = dy * window + dx;
+    const int dx = min(max(static_cast<int>(x0) - origin_x, 0), kWindow - 2);
+    const int dy = min(max(static_cast<int>(y0) - origin_y, 0), kWindow - 2);
+    const int column = dy * kWindow + dx;
     const auto put = [&](int c, float weight) {
         *reinterpret_cast<__half*>(first + static_cast<uint32_t>(c / 16) * kTileAChunkBytes +
                                    warpgroup_b_offset(row, 2 * (c % 16))) = __float2half_rn(weight);
     };
     put(column, gx * gy);
     put(column + 1, fx * gy);
-    put(column + window, gx * fy);
-    put(column + window + 1, fx * fy);
+    put(column + kWindow, gx * fy);
+    put(column + kWindow + 1, fx * fy);
 }
 
 // spec 8.4-8.5 as layer 0's A fragment of K chunk 2 (inputs 32 .. 47: the 12 positional inputs, the mip's, zeros) for
 // rows g and g + 8, from level k0's (px, py) of each: lane t holds inputs 2t, 2t + 1 (position_pair k = t) and
-// 2t + 8, 2t + 9 (pair k = 4 + t for t < 2; then the mip input and zeros). F = 16 only.
+// 2t + 8, 2t + 9 (pair k = 4 + t for t < 2; then the mip input and zeros). F = 16 only. Every lane computes both pairs
+// (no divergence) and keeps what its t needs.
 __device__ __forceinline__ void position_fragments(float2 p_g, float2 p_g8, int mip, uint32_t (&chunk)[4]) {
     const int t = static_cast<int>(threadIdx.x) & 3;
     const auto pair = [](float2 p, int k) {
@@ -147,14 +208,11 @@ __device__ __forceinline__ void position_fragments(float2 p_g, float2 p_g8, int 
     };
     chunk[0] = pair(p_g, t);
     chunk[1] = pair(p_g8, t);
-    if (t < 2) {
-        chunk[2] = pair(p_g, 4 + t);
-        chunk[3] = pair(p_g8, 4 + t);
-    } else {
-        const uint32_t mip_input = t == 2 ? fp8x2_to_half2(fp8_code(static_cast<float>(mip) * 0.25f)) : 0u;
-        chunk[2] = mip_input;
-        chunk[3] = mip_input;
-    }
+    const uint32_t mip_input = t == 2 ? fp8x2_to_half2(fp8_code(static_cast<float>(mip) * 0.25f)) : 0u;
+    const uint32_t high_g = pair(p_g, 4 + (t & 1));
+    const uint32_t high_g8 = pair(p_g8, 4 + (t & 1));
+    chunk[2] = t < 2 ? high_g : mip_input;
+    chunk[3] = t < 2 ? high_g8 : mip_input;
 }
 
 // Descriptor units: a descriptor's address field counts 16 bytes, so K chunk kc of a B operand of N rows is at
