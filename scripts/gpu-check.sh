@@ -16,7 +16,9 @@
 #                                  decoder's tests and benchmark only (build-gpu-decoder/, much shorter than the full
 #                                  build), then the CPU and CUDA decoder tests, nmc_cuda_decoder_bench and ncu on the
 #                                  whole-mip kernel (ncu.txt, ncu-metrics.txt); NMC_DECODER_SASS=1 also writes the
-#                                  warpgroup kernels' SASS (warpgroup.sass)
+#                                  warpgroup kernels' SASS (warpgroup.sass); NMC_DECODER_LINES=1 builds with -lineinfo
+#                                  and writes that kernel's instructions per source line (ncu-lines.csv, summed up
+#                                  by bench/ncu_lines.py into ncu-lines.txt); NMC_NCU_KERNEL picks the kernel
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
 #                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
@@ -61,8 +63,11 @@ fi
 
 if [ "$mode" = decoder ]; then
   step "configure (build-gpu-decoder: no trainer)"
+  lineinfo=""
+  if [ "${NMC_DECODER_LINES:-0}" = 1 ]; then lineinfo="-lineinfo"; fi
   cmake -S . -B build-gpu-decoder -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=OFF \
     -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90a}" \
+    -DCMAKE_CUDA_FLAGS="$lineinfo" \
     -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
   step "build: the decoder tests and benchmarks"
@@ -93,6 +98,15 @@ if [ "$mode" = decoder ]; then
     ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 --metrics \
       'regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum' \
       build-gpu-decoder/bench/nmc_cuda_decoder_bench >"$out/ncu-metrics.txt" 2>&1 || echo "ncu metrics failed (see ncu-metrics.txt)"
+    if [ "${NMC_DECODER_LINES:-0}" = 1 ]; then
+      # The same launch's instructions per source line (the build has -lineinfo).
+      ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 --section SourceCounters \
+        --import-source yes -f -o "$out/ncu-lines" build-gpu-decoder/bench/nmc_cuda_decoder_bench >"$out/ncu-lines.log" 2>&1 &&
+        ncu -i "$out/ncu-lines.ncu-rep" --page source --print-source cuda,sass --csv >"$out/ncu-lines.csv" 2>>"$out/ncu-lines.log" &&
+        python3 bench/ncu_lines.py "$out/ncu-lines.csv" >"$out/ncu-lines.txt" 2>>"$out/ncu-lines.log" &&
+        head -12 "$out/ncu-lines.txt" || echo "ncu source lines failed (see ncu-lines.log)"
+      rm -f "$out/ncu-lines.ncu-rep"
+    fi
   fi
   if [ "${NMC_DECODER_SASS:-0}" = 1 ] && command -v cuobjdump >/dev/null 2>&1; then
     # The warpgroup kernels' machine code (the build machine's toolkit has no disassembler): $out/warpgroup.sass.

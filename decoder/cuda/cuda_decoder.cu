@@ -214,9 +214,15 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     }
 }
 
+// Bytes of shared memory the warpgroup kernels' model takes (warpgroup_copy_model): weights and parameters, rounded
+// up to 128.
+__host__ __device__ constexpr uint32_t model_shared_bytes(const ModelDesc& md) {
+    return (md.weight_bytes + md.param_floats * static_cast<uint32_t>(sizeof(float)) + 127u) / 128u * 128u;
+}
+
 // The warpgroup kernels' model in shared memory: the B-operand weights, then the parameters (copied once per block,
-// then fenced for the tensor cores, which read them through the async proxy). Returns the bytes used, rounded up to
-// 128.
+// then fenced for the tensor cores, which read them through the async proxy; the barrier at the end also orders
+// every shared store the block made before). Returns model_shared_bytes(md).
 __device__ __forceinline__ uint32_t warpgroup_copy_model(const ModelDesc& md, uint8_t* shared, const uint8_t*& weights,
                                                          const float*& params) {
     const uint4* src = reinterpret_cast<const uint4*>(md.weights);
@@ -230,7 +236,7 @@ __device__ __forceinline__ uint32_t warpgroup_copy_model(const ModelDesc& md, ui
     __syncthreads();
     weights = shared;
     params = p;
-    return (md.weight_bytes + md.param_floats * static_cast<uint32_t>(sizeof(float)) + 127u) / 128u * 128u;
+    return model_shared_bytes(md);
 }
 
 // The warpgroup kernels' shared memory: the model (warpgroup_copy_model), then 16 staged rows per warp; returns the
@@ -428,19 +434,21 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 // The timing variant tensor_sampling_binary16 (tensor_sampling_variant.cuh): mips job.mip_first .. job.mip_end - 1 in
 // tiles of 8 x 8 texels (row-major per mip, `job.tile_start` counting tiles), for F = 16, the default network's shape
 // (three hidden layers, all with scales or all without; a last layer with scales) in the tiled weight layout
-// (tiled_weights), and mips where the host found that the windows hold every texel's cells (tiled_sampling_end).
-// Writes job.out (no error sums).
+// (warpgroup_weights with the tiled chunks and bias inputs), and mips where the host found that the windows hold every
+// texel's cells (tiled_sampling_end). Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most
+// 128 registers a thread; 109-111 used): at 5 (96), ptxas serialises the wgmma for want of registers and spills.
 template <bool kHiddenScaled>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_tensor_sampling_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
     const uint8_t* weights = nullptr;
     const float* params = nullptr;
-    uint8_t* operands = group_shared + warpgroup_copy_model(md, group_shared, weights, params);
-    // Two sets of A then B. B's columns past level k0's 36 cells stay zero (A's are zero there too, but 0 * NaN would
-    // not be); the first tile's barrier orders these stores before any product.
+    // After the model, two sets of A then B. B's columns past level k0's 36 cells stay zero (A's are zero there too,
+    // but 0 * NaN would not be). The model copy's barrier orders these stores before the first tile's.
+    uint8_t* operands = group_shared + model_shared_bytes(md);
     for (uint32_t i = threadIdx.x; i < kTileSharedBytes / 16; i += blockDim.x)
         reinterpret_cast<uint4*>(operands)[i] = make_uint4(0u, 0u, 0u, 0u);
+    warpgroup_copy_model(md, group_shared, weights, params);
     const WarpgroupChannels channels(md);
     const int warp = static_cast<int>(threadIdx.x) >> 5;
     const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -456,7 +464,7 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     }
     const uint64_t operands_descriptor = wgmma_descriptor(operands);
     constexpr uint64_t kSetStep = (kTileABytes + kTileBBytes) / 16;  // descriptor units between the two sets
-    constexpr uint64_t kBStep = kTileABytes / 16;                      // from a set's A to its B
+    constexpr uint64_t kBStep = kTileABytes / 16;                    // from a set's A to its B
     const uint32_t tiles = job.tile_start[job.mip_end - job.mip_first];
     TileSetup current{};
     WindowCells cells;
@@ -509,26 +517,24 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         wgmma_fence_operands(s0);
         wgmma_fence_operands(s1);
         // Layer 0's A: K chunk 0 = level k0's 16 features, chunk 1 = level k1's (the m64n16 accumulator layout is the
-        // A fragment's), rounded to E4M3; chunk 2 = the positional and mip inputs (chunk 3 is the bias chunk).
+        // A fragment's), rounded to E4M3; chunk 2 = the positional and mip inputs (layer 0 reads no more).
         uint32_t in[4][4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             in[0][e] = fp8_rounded_half2(s0[2 * e], s0[2 * e + 1]);
             in[1][e] = fp8_rounded_half2(s1[2 * e], s1[2 * e + 1]);
-            in[3][e] = 0u;
         }
-        // Rows g and g + 8 of warp w: texels (g, 2w) and (g, 2w + 1) of the tile.
-        const float px = ax.centre(min(current.x_first + g, ax.size - 1)) * static_cast<float>(l0.width) - 0.5f;
-        const float py_g = ay.centre(min(current.y_first + 2 * warp, ay.size - 1)) * static_cast<float>(l0.height) - 0.5f;
-        const float py_g8 =
-            ay.centre(min(current.y_first + 2 * warp + 1, ay.size - 1)) * static_cast<float>(l0.height) - 0.5f;
-        position_fragments(make_float2(px, py_g), make_float2(px, py_g8), m, in[2]);
+        // Rows g and g + 8 of warp w: texels (g, 2w) and (g, 2w + 1) of the tile, at level k0 (spec 8.4).
+        const float ug = ax.centre(min(current.x_first + g, ax.size - 1));
+        const LevelPosition p_g = level_position(l0, ug, ay.centre(min(current.y_first + 2 * warp, ay.size - 1)));
+        const LevelPosition p_g8 = level_position(l0, ug, ay.centre(min(current.y_first + 2 * warp + 1, ay.size - 1)));
+        position_fragments(make_float2(p_g.px, p_g.py), make_float2(p_g8.px, p_g8.py), m, in[2]);
         uint32_t hidden1[4][4];
         uint32_t hidden2[4][4];
         float result[8];
-        tiled_hidden_layer<3, kHiddenScaled>(in, ones, layer_b[0], layer_params[0], hidden1);
-        tiled_hidden_layer<4, kHiddenScaled>(hidden1, ones, layer_b[1], layer_params[1], hidden2);
-        tiled_hidden_layer<4, kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
+        tiled_hidden_layer<tiled_input_chunks(0), kHiddenScaled>(in, ones, layer_b[0], layer_params[0], hidden1);
+        tiled_hidden_layer<tiled_input_chunks(1), kHiddenScaled>(hidden1, ones, layer_b[1], layer_params[1], hidden2);
+        tiled_hidden_layer<tiled_input_chunks(2), kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
         tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
         float* planes = job.out + job.out_offset[m];
         const uint32_t texels = static_cast<uint32_t>(ax.size) * static_cast<uint32_t>(ay.size);
@@ -642,7 +648,8 @@ struct DeviceModel {
     bool warpgroup_ready = false;
     ModelDesc warpgroup_desc;
     // The timing variant tensor_sampling_binary16's model (tensor_sampling_variant.cuh): warpgroup_desc with the tiled
-    // weight layout (tiled_weights); only where tiled_ready (a warpgroup model of the default network's shape, F = 16).
+    // weight layout (warpgroup_weights with bias inputs); only where tiled_ready (a warpgroup model of the default
+    // network's shape, F = 16).
     bool tiled_ready = false;
     bool tiled_hidden_scaled = false;
     ModelDesc tiled_desc;
@@ -723,29 +730,11 @@ std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, 
     return bytes;
 }
 
-// spec 7 -> the warpgroup kernel's B operand (warpgroup_kernels.cuh): K padded to 64, N to 64 (16 for the last
-// layer), fp16 weights (exact); for each K chunk of 16 inputs, input 16 kc + q of row n as the two bytes at
-// warpgroup_b_offset(n, 2q).
-std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last) {
-    const int n_pad = last ? kGroupLastWidth : kGroupWidth;
-    std::vector<uint8_t> bytes(warpgroup_layer_bytes(last), 0);
-    for (int kc = 0; kc < 4; ++kc) {
-        uint8_t* chunk = &bytes[static_cast<size_t>(kc) * static_cast<size_t>(n_pad) * kChunkBytes];
-        for (int n = 0; n < n_pad; ++n) {
-            for (int q = 0; q < 16; ++q) {
-                const uint16_t h = float_to_fp16(weight_value(layer, n, 16 * kc + q));  // exact
-                chunk[warpgroup_b_offset(n, 2 * q)] = static_cast<uint8_t>(h & 0xFF);
-                chunk[warpgroup_b_offset(n, 2 * q + 1)] = static_cast<uint8_t>(h >> 8);
-            }
-        }
-    }
-    return bytes;
-}
-
-// spec 7 -> the tiled kernel's B operand (tensor_sampling_variant.cuh): `chunks` K chunks of 16 inputs over N = 64
-// (16 for the last layer) rows, as warpgroup_weights, with the layer's biases as the weights of input `bias_input`
-// (-1: none; layer 0 takes 48, a hidden layer 64, each of them fed 1 by the kernel).
-std::vector<uint8_t> tiled_weights(const Layer& layer, bool last, int chunks, int bias_input) {
+// spec 7 -> the warpgroup kernels' B operand (warpgroup_kernels.cuh): `chunks` K chunks of 16 inputs (4: K padded to
+// 64) over N = 64 rows (16 for the last layer), zero padded, fp16 weight (n, 16 kc + q) at chunk kc's
+// warpgroup_b_offset(n, 2q). The tiled kernel (tensor_sampling_variant.cuh) also puts a layer's biases as the weights
+// of input `bias_input` (-1: none), which it feeds with 1.
+std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last, int chunks = 4, int bias_input = -1) {
     const int n_pad = last ? kGroupLastWidth : kGroupWidth;
     std::vector<uint8_t> bytes(static_cast<size_t>(chunks) * static_cast<size_t>(n_pad) * kChunkBytes, 0);
     for (int kc = 0; kc < chunks; ++kc) {
@@ -809,21 +798,26 @@ Status grid_size(Kernel kernel, int threads, size_t smem, const DeviceModel& m, 
     return Status::success();
 }
 
-// Fills job.tile_start for tiles of `tile_texels` texels (a warp kernel's 32, a warpgroup kernel's 64) over the
-// job's mips; returns the number of tiles.
-uint32_t fill_tile_starts(const DeviceModel& m, GridJob& job, size_t tile_texels) {
+// Fills job.tile_start over the job's mips, mip m having tiles_of(m) tiles; returns the number of tiles.
+template <typename TilesOf>
+uint32_t fill_tile_starts(GridJob& job, TilesOf tiles_of) {
     uint32_t tiles = 0;
     for (int mip = job.mip_first; mip < job.mip_end; ++mip) {
         job.tile_start[mip - job.mip_first] = tiles;
-        tiles += static_cast<uint32_t>((m.mip_texels(mip) + tile_texels - 1) / tile_texels);
+        tiles += static_cast<uint32_t>(tiles_of(mip));
     }
     job.tile_start[job.mip_end - job.mip_first] = tiles;
     return tiles;
 }
 
+// The same for tiles of `tile_texels` consecutive texels (a warp kernel's 32, a warpgroup kernel's 64).
+uint32_t fill_tile_starts(const DeviceModel& m, GridJob& job, size_t tile_texels) {
+    return fill_tile_starts(job, [&](int mip) { return (m.mip_texels(mip) + tile_texels - 1) / tile_texels; });
+}
+
 // The warpgroup kernel's shared memory: weights and parameters, then 4 warps x 16 staged rows.
 size_t warpgroup_shared_bytes(const ModelDesc& d) {
-    return (d.weight_bytes + d.param_floats * sizeof(float) + 127) / 128 * 128 +
+    return model_shared_bytes(d) +
            static_cast<size_t>(kGroupThreads / 32) * 16 * static_cast<size_t>((d.layers[0].k_pad + 31) / 32 * 32 + 16);
 }
 
@@ -897,19 +891,14 @@ Status launch_tensor_sampling(const DeviceModel& m, const GridJob& job) {
     GridJob tiled = job;
     tiled.mip_end = tiled_sampling_end(m, job);
     if (tiled.mip_end > tiled.mip_first) {
-        uint32_t tiles = 0;
-        for (int mip = tiled.mip_first; mip < tiled.mip_end; ++mip) {
-            tiled.tile_start[mip - tiled.mip_first] = tiles;
-            tiles += static_cast<uint32_t>((m.mip_width(mip) + kTileSide - 1) / kTileSide) *
-                     static_cast<uint32_t>((m.mip_height(mip) + kTileSide - 1) / kTileSide);
-        }
-        tiled.tile_start[tiled.mip_end - tiled.mip_first] = tiles;
-        // 4 blocks a multiprocessor: at 5 (96 registers), ptxas serialised the first version's wgmma for want of
-        // registers and spilled.
+        const uint32_t tiles = fill_tile_starts(tiled, [&](int mip) {
+            return static_cast<size_t>((m.mip_width(mip) + kTileSide - 1) / kTileSide) *
+                   static_cast<size_t>((m.mip_height(mip) + kTileSide - 1) / kTileSide);
+        });
         const auto kernel = m.tiled_hidden_scaled ? decode_tiles_tensor_sampling_kernel<true>
                                                   : decode_tiles_tensor_sampling_kernel<false>;
         const ModelDesc& d = m.tiled_desc;
-        const size_t smem = (d.weight_bytes + d.param_floats * sizeof(float) + 127) / 128 * 128 + kTileSharedBytes;
+        const size_t smem = model_shared_bytes(d) + kTileSharedBytes;
         NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
         int blocks = 0;
         NMC_RETURN_IF_ERROR(grid_size(kernel, kGroupThreads, smem, m, tiles, blocks));
@@ -948,7 +937,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
         return launch_grid_warpgroup<kWarpgroup4BlocksMinBlocks>(m, job);
     }
     if (variant == CudaDecodeVariant::tensor_sampling_binary16) {
-        if (!m.tiled_ready || job.ref)
+        if (!m.tiled_ready)
             return {StatusCode::invalid_argument,
                     std::string("timing variant ") + to_string(variant) +
                         " needs the warpgroup kernel (compute capability 9.0, sm_90a code in this build, a network of "
@@ -1231,17 +1220,22 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         std::vector<uint8_t> tiled;
         for (int l = 0; l < 4; ++l) {
             const bool last = l == 3;
-            const int chunks = last || scaled || l == 0 ? 4 : 5;
-            const int bias_input = last || scaled ? -1 : (l == 0 ? 48 : 64);
+            const int chunks = last ? 4 : tiled_input_chunks(l) + (scaled ? 0 : 1);
+            const int bias_input = last || scaled ? -1 : tiled_bias_input(l);
             td.layers[l].weight_offset = static_cast<uint32_t>(tiled.size());
-            const std::vector<uint8_t> bytes = tiled_weights(layers[static_cast<size_t>(l)], last, chunks, bias_input);
+            const std::vector<uint8_t> bytes =
+                warpgroup_weights(layers[static_cast<size_t>(l)], last, chunks, bias_input);
             tiled.insert(tiled.end(), bytes.begin(), bytes.end());
         }
         td.weight_bytes = static_cast<uint32_t>(tiled.size());
-        NMC_RETURN_IF_ERROR(model->upload(tiled.data(), tiled.size(), &p));
-        td.weights = static_cast<const uint8_t*>(p);
-        model->tiled_ready = true;
-        model->tiled_hidden_scaled = scaled;
+        // Only the benchmark uses this model: a failed upload leaves the variant unavailable, not the decoder.
+        if (model->upload(tiled.data(), tiled.size(), &p).ok()) {
+            td.weights = static_cast<const uint8_t*>(p);
+            model->tiled_ready = true;
+            model->tiled_hidden_scaled = scaled;
+        } else {
+            cudaGetLastError();
+        }
     }
     for (int m = 0; m < d.mip_count; ++m) {
         model->output_offset.push_back(model->output_floats);

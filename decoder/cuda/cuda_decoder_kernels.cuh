@@ -213,21 +213,24 @@ struct Bilinear {
     }
 };
 
-// Step 2 of the plan (timing variants only): Bilinear's work on feature pairs in binary16. A code byte q becomes
-// 1024 + q in binary16 by one byte permute beside 0x64 (the exponent of 1024), one HSUB2 makes it q exactly, one
-// HFMA2 dequantises (lo + q * step, rounded once), and the bilinear sum is one HMUL2 and three HFMA2.
+// The binary16 dequantisation of the timing variants: two code bytes q of `word` (the bytes `selector` picks, with
+// 0x64, the exponent of 1024, above each: one byte permute) become 1024 + q in binary16, one HSUB2 makes them q
+// exactly, and one HFMA2 gives f16(q * step + lo), rounded once.
+__device__ __forceinline__ __half2 dequantise_half2(uint32_t word, uint32_t selector, __half2 step, __half2 lo) {
+    const uint32_t biased = __byte_perm(word, 0x64646464u, selector);
+    const __half2 q = __hsub2(*reinterpret_cast<const __half2*>(&biased), __float2half2_rn(1024.0f));
+    return __hfma2(q, step, lo);
+}
+
+// Step 2 of the plan (timing variants only): Bilinear's work on feature pairs in binary16, dequantised by
+// dequantise_half2; the bilinear sum is one HMUL2 and three HFMA2.
 struct BilinearHalf {
     __half2 w00, w10, w01, w11, lo, step;
 
-    // Two features (the bytes `selector` picks from each word, with 0x64 above each) as two E4M3 codes, low first.
+    // Two features (the bytes `selector` picks from each word) as two E4M3 codes, low first.
     __device__ __forceinline__ uint32_t codes2(uint32_t a, uint32_t b, uint32_t c, uint32_t d,
                                                uint32_t selector) const {
-        const __half2 k1024 = __float2half2_rn(1024.0f);
-        const auto value = [&](uint32_t word) {
-            const uint32_t biased = __byte_perm(word, 0x64646464u, selector);
-            const __half2 q = __hsub2(*reinterpret_cast<const __half2*>(&biased), k1024);
-            return __hfma2(q, step, lo);
-        };
+        const auto value = [&](uint32_t word) { return dequantise_half2(word, selector, step, lo); };
         __half2 r = __hmul2(w00, value(a));
         r = __hfma2(w10, value(b), r);
         r = __hfma2(w01, value(c), r);
@@ -241,21 +244,31 @@ struct BilinearHalf {
     }
 };
 
+// spec 8.2 on a level: px = u * w_k - 0.5 (a multiply, then a subtract); x0 = floor(px); fx = px - x0; likewise y.
+struct LevelPosition {
+    float px, py, x0, y0, fx, fy;
+};
+
+__device__ __forceinline__ LevelPosition level_position(const LevelDesc& l, float u, float v) {
+    LevelPosition p;
+    p.px = u * static_cast<float>(l.width) - 0.5f;
+    p.py = v * static_cast<float>(l.height) - 0.5f;
+    p.x0 = floorf(p.px);
+    p.y0 = floorf(p.py);
+    p.fx = p.px - p.x0;
+    p.fy = p.py - p.y0;
+    return p;
+}
+
 // spec 8.2-8.3 for one level: writes the E4M3 codes of the F sampled features to row[0 .. F-1] (spec 8.6 rounds
 // every layer input; `row` is 4-byte aligned, and 16-byte aligned when F is 16) and returns px, py.
 // kBinary16: step 2 of the plan for F = 16 (timing variants only; other F as the spec).
 template <bool kBinary16 = false>
 __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool wrap, float u, float v, uint8_t* row) {
-    // spec 8.2: px = u * w_k - 0.5 (a multiply, then a subtract); x0 = floor(px); fx = px - x0.
-    const float px = u * static_cast<float>(l.width) - 0.5f;
-    const float py = v * static_cast<float>(l.height) - 0.5f;
-    const float fx0 = floorf(px);
-    const float fy0 = floorf(py);
-    const float fx = px - fx0;
-    const float fy = py - fy0;
+    const LevelPosition p = level_position(l, u, v);
     uint32_t xa, xb, ya, yb;
-    address_pair(static_cast<int>(fx0), l.width, wrap, xa, xb);
-    address_pair(static_cast<int>(fy0), l.height, wrap, ya, yb);
+    address_pair(static_cast<int>(p.x0), l.width, wrap, xa, xb);
+    address_pair(static_cast<int>(p.y0), l.height, wrap, ya, yb);
     // Byte offsets fit 32 bits: (y * w + x) * F < 16384 * 16384 * 16 = 2^32 (spec 9).
     const uint32_t w = static_cast<uint32_t>(l.width);
     const uint32_t fu = static_cast<uint32_t>(f);
@@ -264,9 +277,9 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
     const uint8_t* c = l.codes + (yb * w + xa) * fu;
     const uint8_t* d = l.codes + (yb * w + xb) * fu;
     // spec 8.3: w00 = (1 - fx) * (1 - fy); w10 = fx * (1 - fy); w01 = (1 - fx) * fy; w11 = fx * fy.
-    const float gx = 1.0f - fx;
-    const float gy = 1.0f - fy;
-    const Bilinear bl{gx * gy, fx * gy, gx * fy, fx * fy, l.lo, l.step};
+    const float gx = 1.0f - p.fx;
+    const float gy = 1.0f - p.fy;
+    const Bilinear bl{gx * gy, p.fx * gy, gx * p.fy, p.fx * p.fy, l.lo, l.step};
     if (f == 16) {
         // One 16-byte load per texel (rows start at multiples of 16 in a 16-byte aligned array).
         const uint4 wa = __ldg(reinterpret_cast<const uint4*>(a));
@@ -279,7 +292,7 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
             *reinterpret_cast<uint4*>(row) =
                 make_uint4(bh.codes4(wa.x, wb.x, wc.x, wd.x), bh.codes4(wa.y, wb.y, wc.y, wd.y),
                            bh.codes4(wa.z, wb.z, wc.z, wd.z), bh.codes4(wa.w, wb.w, wc.w, wd.w));
-            return make_float2(px, py);
+            return make_float2(p.px, p.py);
         }
         *reinterpret_cast<uint4*>(row) =
             make_uint4(bl.codes4(wa.x, wb.x, wc.x, wd.x), bl.codes4(wa.y, wb.y, wc.y, wd.y),
@@ -295,16 +308,21 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
         for (int j = 0; j < f; ++j)
             row[j] = fp8_code(bl.feature(__ldg(a + j), __ldg(b + j), __ldg(c + j), __ldg(d + j)));
     }
-    return make_float2(px, py);
+    return make_float2(p.px, p.py);
 }
 
-// spec 8.4 pair k = 0 .. 5 as two E4M3 codes at pe[2k], pe[2k + 1] (pe = row + 2F, 2-byte aligned), from level k0's
-// (px, py): octave o = k / 2 with s = 2^o (exact), phase 0 (k even) or 0.25: saw(px*s + phase), saw(py*s + phase).
-// Adding a phase of 0 changes nothing (x + 0 = x, and saw(-0) = saw(+0)), so every pair runs the same operations.
-__device__ __forceinline__ void position_pair(float2 p, int k, uint8_t* pe) {
+// spec 8.4 pair k = 0 .. 5 as two E4M3 codes (low byte first), from level k0's (px, py): octave o = k / 2 with
+// s = 2^o (exact), phase 0 (k even) or 0.25: saw(px*s + phase), saw(py*s + phase). Adding a phase of 0 changes
+// nothing (x + 0 = x, and saw(-0) = saw(+0)), so every pair runs the same operations.
+__device__ __forceinline__ uint32_t position_pair_codes(float2 p, int k) {
     const float s = static_cast<float>(1 << (k >> 1));
     const float phase = (k & 1) ? 0.25f : 0.0f;
-    reinterpret_cast<uint16_t*>(pe)[k] = static_cast<uint16_t>(fp8x2_codes(saw(p.x * s + phase), saw(p.y * s + phase)));
+    return fp8x2_codes(saw(p.x * s + phase), saw(p.y * s + phase));
+}
+
+// position_pair_codes at pe[2k], pe[2k + 1] (pe = row + 2F, 2-byte aligned).
+__device__ __forceinline__ void position_pair(float2 p, int k, uint8_t* pe) {
+    reinterpret_cast<uint16_t*>(pe)[k] = static_cast<uint16_t>(position_pair_codes(p, k));
 }
 
 // spec 8.4-8.5: the six pairs of position_pair, then x[2F+12] = m * 0.25 at pe[12].

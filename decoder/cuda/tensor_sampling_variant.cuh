@@ -26,15 +26,25 @@
 namespace nmc::cuda_detail {
 
 constexpr int kTileSide = 8;  // texels a side of a tile (64 = the wgmma's M)
-// Level k0's (side 0) and k1's (side 1) windows: cells a side, K chunks of 16 cells (36 -> 48, 16 -> 16), first chunk.
-__host__ __device__ constexpr int window_side(int side) {
-    return side ? 4 : 6;
+// Level k0's (level 0 here) and k1's (level 1) windows: cells across (and down), K chunks of 16 cells (36 -> 48,
+// 16 -> 16), first chunk.
+__host__ __device__ constexpr int window_width(int level) {
+    return level ? 4 : 6;
 }
-__host__ __device__ constexpr int window_chunks(int side) {
-    return side ? 1 : 3;
+__host__ __device__ constexpr int window_chunks(int level) {
+    return level ? 1 : 3;
 }
-__host__ __device__ constexpr int window_first_chunk(int side) {
-    return side ? 3 : 0;
+__host__ __device__ constexpr int window_first_chunk(int level) {
+    return level ? 3 : 0;
+}
+
+// The tiled weight layout of hidden layer l: K chunks of inputs (layer 0's 48, then 64), and, for a layer without
+// scales, the input that carries its bias (fed 1 by the kernel): the first input of one more chunk.
+__host__ __device__ constexpr int tiled_input_chunks(int l) {
+    return l == 0 ? 3 : 4;
+}
+__host__ __device__ constexpr int tiled_bias_input(int l) {
+    return 16 * tiled_input_chunks(l);
 }
 constexpr uint32_t kTileAChunkBytes = kGroupTexels * kChunkBytes;  // 64 rows x 16 fp16
 constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;            // 16 features x 16 fp16
@@ -98,10 +108,10 @@ __device__ __forceinline__ TileSetup tile_setup(const ModelDesc& md, const GridJ
     const MipAxis ax = mip_axis(w);
     const MipAxis ay = mip_axis(h);
 #pragma unroll
-    for (int side = 0; side < 2; ++side) {
-        const LevelDesc& l = md.levels[s.k0 + side];
-        s.origin_x[side] = static_cast<int>(floorf(ax.centre(s.x_first) * static_cast<float>(l.width) - 0.5f));
-        s.origin_y[side] = static_cast<int>(floorf(ay.centre(s.y_first) * static_cast<float>(l.height) - 0.5f));
+    for (int level = 0; level < 2; ++level) {
+        const LevelPosition p = level_position(md.levels[s.k0 + level], ax.centre(s.x_first), ay.centre(s.y_first));
+        s.origin_x[level] = static_cast<int>(p.x0);
+        s.origin_y[level] = static_cast<int>(p.y0);
     }
     return s;
 }
@@ -110,46 +120,42 @@ __device__ __forceinline__ TileSetup tile_setup(const ModelDesc& md, const GridJ
 // 8 (i % 2) .. + 7 (72 items for level k0's window, then 32 for k1's; the last 24 threads have none).
 struct WindowCells {
     uint2 codes = make_uint2(0u, 0u);
-    int side = -1;  // -1: no item
+    int level = -1;  // 0: level k0, 1: level k1, -1: no item
     int cell = 0;
     int features = 0;
 
     __device__ void load(const ModelDesc& md, const TileSetup& s, bool wrap) {
         int item = static_cast<int>(threadIdx.x);
-        side = 0;
-        if (item >= 2 * window_side(0) * window_side(0)) {
-            item -= 2 * window_side(0) * window_side(0);
-            side = item < 2 * window_side(1) * window_side(1) ? 1 : -1;
+        level = 0;
+        if (item >= 2 * window_width(0) * window_width(0)) {
+            item -= 2 * window_width(0) * window_width(0);
+            level = item < 2 * window_width(1) * window_width(1) ? 1 : -1;
         }
-        if (side < 0) return;
-        const LevelDesc& l = md.levels[s.k0 + side];
-        const int window = window_side(side);
+        if (level < 0) return;
+        const LevelDesc& l = md.levels[s.k0 + level];
+        const int window = window_width(level);
         cell = item >> 1;
         features = 8 * (item & 1);
-        const int origin_x = side ? s.origin_x[1] : s.origin_x[0];  // no dynamic index: the arrays stay in registers
-        const int origin_y = side ? s.origin_y[1] : s.origin_y[0];
+        const int origin_x = level ? s.origin_x[1] : s.origin_x[0];  // no dynamic index: the arrays stay in registers
+        const int origin_y = level ? s.origin_y[1] : s.origin_y[0];
         const uint32_t x = cell_coordinate(origin_x + cell % window, l.width, wrap);
         const uint32_t y = cell_coordinate(origin_y + cell / window, l.height, wrap);
-        codes = __ldg(
-            reinterpret_cast<const uint2*>(l.codes + (y * static_cast<uint32_t>(l.width) + x) * 16u + features));
+        codes =
+            __ldg(reinterpret_cast<const uint2*>(l.codes + (y * static_cast<uint32_t>(l.width) + x) * 16u + features));
     }
 
-    // Dequantises the codes into column `cell` of B (chunk window_first_chunk + cell / 16, byte 2 (cell % 16) of
-    // feature row f: warpgroup_b_offset): code byte q -> 1024 + q in binary16 (0x64 above it), minus 1024 exactly,
-    // then one HFMA2: f16(q * f16(step) + f16(lo)).
+    // Dequantises the codes (dequantise_half2: f16(q * f16(step) + f16(lo))) into column `cell` of B (chunk
+    // window_first_chunk + cell / 16, byte 2 (cell % 16) of feature row f: warpgroup_b_offset).
     __device__ void store(const ModelDesc& md, const TileSetup& s, uint8_t* tile_b) const {
-        if (side < 0) return;
-        const LevelDesc& l = md.levels[s.k0 + side];
-        const __half2 k1024 = __float2half2_rn(1024.0f);
+        if (level < 0) return;
+        const LevelDesc& l = md.levels[s.k0 + level];
         const __half2 step = __float2half2_rn(l.step);
         const __half2 lo = __float2half2_rn(l.lo);
-        uint8_t* chunk = tile_b + static_cast<uint32_t>(window_first_chunk(side) + cell / 16) * kTileBChunkBytes;
+        uint8_t* chunk = tile_b + static_cast<uint32_t>(window_first_chunk(level) + cell / 16) * kTileBChunkBytes;
         const int column = 2 * (cell % 16);
 #pragma unroll
         for (int p = 0; p < 4; ++p) {
-            const uint32_t word = p < 2 ? codes.x : codes.y;
-            const uint32_t biased = __byte_perm(word, 0x64646464u, (p & 1) ? 0x4342u : 0x4140u);
-            const __half2 value = __hfma2(__hsub2(*reinterpret_cast<const __half2*>(&biased), k1024), step, lo);
+            const __half2 value = dequantise_half2(p < 2 ? codes.x : codes.y, (p & 1) ? 0x4342u : 0x4140u, step, lo);
             const int f = features + 2 * p;
             *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f, column)) = __low2half(value);
             *reinterpret_cast<__half*>(chunk + warpgroup_b_offset(f + 1, column)) = __high2half(value);
@@ -157,33 +163,31 @@ struct WindowCells {
     }
 };
 
-// A's row for one texel and level `side` (warps 0-1: level k0's rows, warps 2-3: level k1's, so no warp diverges):
+// A's row for one texel and level kLevel (warps 0-1: level k0's rows, warps 2-3: level k1's, so no warp diverges):
 // zeros over the level's chunks, then spec 8.3's four weights, binary16, at the columns of the texel's cells relative
-// to the window origin (clamped into the window: only texels outside the mip, whose outputs are not written, could
-// leave it).
-template <int kSide>
+// to the window origin. The clamp into the window keeps the stores inside the level's chunks; with the host's choice
+// of mips (tiled_sampling_end) no texel's cells leave the window, so it never changes a column.
+template <int kLevel>
 __device__ __forceinline__ void fill_texel_weights(const LevelDesc& l, float u, float v, int origin_x, int origin_y,
                                                    int row, uint8_t* tile_a) {
-    constexpr int kWindow = window_side(kSide);
-    uint8_t* first = tile_a + static_cast<uint32_t>(window_first_chunk(kSide)) * kTileAChunkBytes;
-    const uint32_t row_offset = static_cast<uint32_t>(row / 8) * kCoreStrideBytes + static_cast<uint32_t>(row % 8) * 16u;
+    constexpr int kWindow = window_width(kLevel);
+    uint8_t* first = tile_a + static_cast<uint32_t>(window_first_chunk(kLevel)) * kTileAChunkBytes;
+    const uint32_t row_offset =
+        static_cast<uint32_t>(row / 8) * kCoreStrideBytes + static_cast<uint32_t>(row % 8) * 16u;
 #pragma unroll
-    for (int kc = 0; kc < window_chunks(kSide); ++kc) {
+    for (int kc = 0; kc < window_chunks(kLevel); ++kc) {
         *reinterpret_cast<uint4*>(first + kc * kTileAChunkBytes + row_offset) = make_uint4(0u, 0u, 0u, 0u);
         *reinterpret_cast<uint4*>(first + kc * kTileAChunkBytes + row_offset + kCoreLeadingBytes) =
             make_uint4(0u, 0u, 0u, 0u);
     }
     // spec 8.2-8.3's position and float32 weights.
-    const float px = u * static_cast<float>(l.width) - 0.5f;
-    const float py = v * static_cast<float>(l.height) - 0.5f;
-    const float x0 = floorf(px);
-    const float y0 = floorf(py);
-    const float fx = px - x0;
-    const float fy = py - y0;
+    const LevelPosition p = level_position(l, u, v);
+    const float fx = p.fx;
+    const float fy = p.fy;
     const float gx = 1.0f - fx;
     const float gy = 1.0f - fy;
-    const int dx = min(max(static_cast<int>(x0) - origin_x, 0), kWindow - 2);
-    const int dy = min(max(static_cast<int>(y0) - origin_y, 0), kWindow - 2);
+    const int dx = min(max(static_cast<int>(p.x0) - origin_x, 0), kWindow - 2);
+    const int dy = min(max(static_cast<int>(p.y0) - origin_y, 0), kWindow - 2);
     const int column = dy * kWindow + dx;
     const auto put = [&](int c, float weight) {
         *reinterpret_cast<__half*>(first + static_cast<uint32_t>(c / 16) * kTileAChunkBytes +
@@ -201,11 +205,7 @@ __device__ __forceinline__ void fill_texel_weights(const LevelDesc& l, float u, 
 // (no divergence) and keeps what its t needs.
 __device__ __forceinline__ void position_fragments(float2 p_g, float2 p_g8, int mip, uint32_t (&chunk)[4]) {
     const int t = static_cast<int>(threadIdx.x) & 3;
-    const auto pair = [](float2 p, int k) {
-        const float s = static_cast<float>(1 << (k >> 1));
-        const float phase = (k & 1) ? 0.25f : 0.0f;
-        return fp8x2_to_half2(fp8x2_codes(saw(p.x * s + phase), saw(p.y * s + phase)));
-    };
+    const auto pair = [](float2 p, int k) { return fp8x2_to_half2(position_pair_codes(p, k)); };
     chunk[0] = pair(p_g, t);
     chunk[1] = pair(p_g8, t);
     const uint32_t mip_input = t == 2 ? fp8x2_to_half2(fp8_code(static_cast<float>(mip) * 0.25f)) : 0u;
@@ -223,21 +223,22 @@ __host__ __device__ constexpr uint64_t chunk_step(int n) {
 
 // One hidden layer of the tiled kernel (64 outputs) on the A fragments `in`: kChunks K chunks, then, for a layer
 // without scales, the bias chunk, whose only input is 1 (`ones`: 1.0 in lane t = 0's low half, input 16 kChunks of
-// rows g and g + 8) and whose weights are the biases (tiled_weights on the host); the first product starts the sums
-// (scale-d 0), so nothing sets the accumulators up. Then y = acc * scale + bias for a layer with scales (params: 64
-// scales, 64 biases), the binary16 activation and the E4M3 rounding into the next layer's fragments `out`.
+// rows g and g + 8) and whose weights are the biases (warpgroup_weights' bias input on the host); the first product
+// starts the sums (scale-d 0), so nothing sets the accumulators up. Then y = acc * scale + bias for a layer with scales
+// (params: 64 scales, 64 biases), the binary16 activation and the E4M3 rounding into the next layer's fragments `out`.
 template <int kChunks, bool kScaled>
-__device__ __forceinline__ void tiled_hidden_layer(const uint32_t (&in)[4][4], uint32_t ones, uint64_t b,
-                                                   const float* params, uint32_t (&out)[4][4]) {
+__device__ __forceinline__ void tiled_hidden_layer(uint32_t (&in)[4][4], uint32_t ones, uint64_t b, const float* params,
+                                                   uint32_t (&out)[4][4]) {
     float acc[32];
+    uint32_t bias_input[1][4] = {{ones, ones, 0u, 0u}};
+    // The A registers are written before the fence (else ptxas adds a warpgroup.arrive of its own).
+    wgmma_fence_operands(in);
+    wgmma_fence_operands(bias_input);
     wgmma_fence();
     wgmma_fp16<64, false>(acc, in[0], b);
 #pragma unroll
     for (int kc = 1; kc < kChunks; ++kc) wgmma_fp16<64>(acc, in[kc], b + kc * chunk_step(64));
-    if constexpr (!kScaled) {
-        const uint32_t bias_input[4] = {ones, ones, 0u, 0u};
-        wgmma_fp16<64>(acc, bias_input, b + kChunks * chunk_step(64));
-    }
+    if constexpr (!kScaled) wgmma_fp16<64>(acc, bias_input[0], b + kChunks * chunk_step(64));
     wgmma_commit_and_wait();
     wgmma_fence_operands(acc);
     const int t = static_cast<int>(threadIdx.x) & 3;
@@ -257,9 +258,10 @@ __device__ __forceinline__ void tiled_hidden_layer(const uint32_t (&in)[4][4], u
 
 // The last layer (16 padded outputs, with scales: params 16 scales, 16 biases): result[4j + e] = y of channel
 // 8j + 2t + (e & 1), row g + 8 (e >> 1), as warpgroup_layer.
-__device__ __forceinline__ void tiled_last_layer(const uint32_t (&in)[4][4], uint64_t b, const float* params,
+__device__ __forceinline__ void tiled_last_layer(uint32_t (&in)[4][4], uint64_t b, const float* params,
                                                  float (&result)[8]) {
     float acc[8];
+    wgmma_fence_operands(in);
     wgmma_fence();
     wgmma_fp16<16, false>(acc, in[0], b);
 #pragma unroll

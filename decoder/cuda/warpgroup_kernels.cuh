@@ -87,6 +87,15 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[kCount]) {
     for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// The same for A-fragment registers that a wgmma reads (they must be written before wgmma.fence).
+template <int kChunks>
+__device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[kChunks][4]) {
+#pragma unroll
+    for (int kc = 0; kc < kChunks; ++kc)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[kc][i])::"memory");
+}
+
 #define NMC_WGMMA_D8 "{%0, %1, %2, %3, %4, %5, %6, %7}"
 #define NMC_WGMMA_D32                                                                                            \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
@@ -104,36 +113,20 @@ template <int kN, bool kAccumulate = true>
 __device__ __forceinline__ void wgmma_fp16(float (&d)[kN / 2], const uint32_t (&a)[4], uint64_t b) {
 #if NMC_HAS_WGMMA
     if constexpr (kN == 64) {
-        if constexpr (kAccumulate)
-            asm volatile(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " NMC_WGMMA_D32
-                ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-                : NMC_WGMMA_OUT32(d)
-                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-        else
-            asm volatile(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
-                "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " NMC_WGMMA_D32
-                ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-                : NMC_WGMMA_OUT32(d)
-                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " NMC_WGMMA_D32
+            ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
+            : NMC_WGMMA_OUT32(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
     } else {
         static_assert(kN == 16, "N is 64 (hidden layers) or 16 (the last layer)");
-        if constexpr (kAccumulate)
-            asm volatile(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8
-                ", {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
-                : NMC_WGMMA_OUT8(d)
-                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-        else
-            asm volatile(
-                "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
-                "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8
-                ", {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
-                : NMC_WGMMA_OUT8(d)
-                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8
+            ", {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+            : NMC_WGMMA_OUT8(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
     }
 #else
     (void)d, (void)a, (void)b;
@@ -147,18 +140,11 @@ __device__ __forceinline__ void wgmma_fp16(float (&d)[kN / 2], const uint32_t (&
 template <bool kAccumulate>
 __device__ __forceinline__ void wgmma_fp16_shared_n16(float (&d)[8], uint64_t a, uint64_t b) {
 #if NMC_HAS_WGMMA
-    if constexpr (kAccumulate)
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8 ", %8, %9, p, 1, 1, 0, 0;\n}\n"
-            : NMC_WGMMA_OUT8(d)
-            : "l"(a), "l"(b));
-    else
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, 0, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8 ", %8, %9, p, 1, 1, 0, 0;\n}\n"
-            : NMC_WGMMA_OUT8(d)
-            : "l"(a), "l"(b));
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8 ", %8, %9, p, 1, 1, 0, 0;\n}\n"
+        : NMC_WGMMA_OUT8(d)
+        : "l"(a), "l"(b), "n"(kAccumulate ? 1 : 0));
 #else
     (void)d, (void)a, (void)b;
     __trap();
@@ -182,7 +168,7 @@ __device__ __forceinline__ uint32_t fp8_rounded_half2(float a, float b) {
 // at result[4j + e]. Outputs 8j .. 8j + 7 of a hidden layer are exactly the next layer's K chunk j / 2, half j % 2,
 // so the accumulators become A fragments in place. `weights` is this layer's B operand in shared memory, `params`
 // its scales (when scaled) then biases. All 128 threads must call it together (wgmma is warpgroup-wide).
-template <int kKind, bool kBinary16Activation = false>
+template <int kKind>
 __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const float* params, const uint32_t (&in)[4][4],
                                                 uint32_t (&out)[4][4], float (&result)[8]) {
     static_assert((kKind & kKindFp16) != 0, "the warpgroup kernel runs every layer on the fp16 wgmma");
@@ -222,15 +208,11 @@ __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const fl
         for (int e = 0; e < 4; ++e) {
             float v = acc[4 * j + e];
             if (kScaled) v = v * ((e & 1) ? s.y : s.x) + ((e & 1) ? b.y : b.x);
-            y[e] = kLast || kBinary16Activation ? v : hgelu_clamped(v);
+            y[e] = kLast ? v : hgelu_clamped(v);
         }
         if constexpr (kLast) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) result[4 * j + e] = y[e];
-        } else if constexpr (kBinary16Activation) {
-            // The timing variants' binary16 activation (hgelu_clamped_binary16_codes), then the same fp16x2 registers.
-            out[j / 2][2 * (j % 2)] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[0], y[1]));
-            out[j / 2][2 * (j % 2) + 1] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[2], y[3]));
         } else {
             out[j / 2][2 * (j % 2)] = fp8_rounded_half2(y[0], y[1]);      // row g
             out[j / 2][2 * (j % 2) + 1] = fp8_rounded_half2(y[2], y[3]);  // row g + 8
@@ -240,19 +222,18 @@ __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const fl
 
 // warpgroup_layer with kKind = kind among the fp16 kinds kFirst .. kLayerKinds - 1 that are hidden (kLast false) or
 // last.
-// kBinary16Activation: the timing variants' activation (warpgroup_layer).
-template <bool kLast, bool kBinary16Activation = false, int kFirst = 0>
+template <bool kLast, int kFirst = 0>
 __device__ __forceinline__ void warpgroup_layer_of_kind(int kind, const uint8_t* weights, const float* params,
                                                         const uint32_t (&in)[4][4], uint32_t (&out)[4][4],
                                                         float (&result)[8]) {
     if constexpr (kFirst < kLayerKinds) {
         if constexpr (((kFirst & kKindLast) != 0) == kLast && (kFirst & kKindFp16) != 0) {
             if (kind == kFirst) {
-                warpgroup_layer<kFirst, kBinary16Activation>(weights, params, in, out, result);
+                warpgroup_layer<kFirst>(weights, params, in, out, result);
                 return;
             }
         }
-        warpgroup_layer_of_kind<kLast, kBinary16Activation, kFirst + 1>(kind, weights, params, in, out, result);
+        warpgroup_layer_of_kind<kLast, kFirst + 1>(kind, weights, params, in, out, result);
     }
 }
 

@@ -441,6 +441,56 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
     }
 }
 
+// The timing variant tensor_sampling_binary16 on the shapes its tiled kernel must handle: hidden layers without
+// scales (the bias as a product: the benchmark's configuration), clamp addressing on a non-square size that is not a
+// power of two (partial tiles, the division paths; its mip 0 runs tiled, the rest on the warpgroup kernel), and two
+// latent levels. Values within the binary16 variants' bounds of the spec's (see above); invalid_argument where the
+// warpgroup kernel does not run.
+TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
+    if (!require_device()) GTEST_SKIP() << "no CUDA device";
+    RandomPackOptions unscaled;  // default-network shape, 48 -> 64 -> 64 -> 64 -> 10
+    unscaled.feature_count = 16;
+    unscaled.channel_count = 10;
+    unscaled.extra_inputs = 3;
+    unscaled.seed = 21;
+    RandomPackOptions odd_clamp = unscaled;
+    odd_clamp.width = 45;
+    odd_clamp.height = 33;
+    odd_clamp.address_mode = AddressMode::clamp;
+    odd_clamp.seed = 22;
+    RandomPackOptions two_levels = unscaled;
+    two_levels.width = 96;
+    two_levels.height = 64;
+    two_levels.level_count = 2;
+    two_levels.seed = 23;
+    for (const auto& [name, options] : {std::pair<const char*, RandomPackOptions>{"unscaled 64x64 wrap", unscaled},
+                                        {"45x33 clamp", odd_clamp},
+                                        {"96x64, two levels", two_levels}}) {
+        SCOPED_TRACE(name);
+        const Pack pack = test::make_random_pack(options);
+        const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::fp16);
+        float* device_out = nullptr;
+        ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
+        std::vector<float> spec(gpu.device_output_floats());
+        std::vector<float> variant(gpu.device_output_floats());
+        ASSERT_TRUE(gpu.decode_all_mips_to_device(device_out).ok());
+        ASSERT_EQ(cudaMemcpy(spec.data(), device_out, spec.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                  cudaSuccess);
+        const Status s = gpu.decode_all_mips_to_device(device_out, CudaDecodeVariant::tensor_sampling_binary16);
+        if (!gpu.runs_warpgroup_kernel()) {
+            EXPECT_EQ(s.code(), StatusCode::invalid_argument);
+        } else {
+            EXPECT_TRUE(s.ok()) << s.to_string();
+            ASSERT_EQ(cudaMemcpy(variant.data(), device_out, variant.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                      cudaSuccess);
+            const test::ValueDifference d = test::value_difference(variant, spec);
+            EXPECT_LT(d.rms, 0.01);
+            EXPECT_LT(d.largest, 0.1);
+            EXPECT_GT(d.changed_fraction, 0.0);  // the binary16 maths, not the spec's kernel
+        }
+        cudaFree(device_out);
+    }
+}
 TEST(CudaDecoder, RejectsInvalidRequests) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const Pack pack = test::make_random_pack(RandomPackOptions{});

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Where a CUDA kernel's instructions go, by source line: reads the CSV that
+`ncu -i REPORT --page source --print-source cuda,sass --csv` prints for a -lineinfo build (scripts/gpu-check.sh decoder
+with NMC_DECODER_LINES=1 writes it as ncu-lines.csv) and prints each file's and each line's executed warp instructions
+per group of `--per` texels a warp (default: 16 of the benchmark's 4096 x 4096 material with every mip).
+
+    bench/ncu_lines.py ncu-lines.csv [--texels N] [--per 16] [--top 40]
+"""
+import argparse
+import csv
+import sys
+
+# The benchmark's material: 4096 x 4096 with its full mip chain (bench/cuda_decoder_bench.cu).
+BENCH_TEXELS = sum((4096 >> m) * (4096 >> m) for m in range(13))
+
+
+def line_counts(path):
+    """[(warp instructions executed, file name, line number, source text)] over every source line with any. ncu lists
+    an inlined instruction under more than one line (its own and a caller's): each instruction (function, address)
+    counts once, for the first line that lists it in ncu's order, so the split between a callee's lines and its
+    callers' is ncu's, not exact; the total is."""
+    totals = {}
+    seen = set()
+    file_name = None
+    function = None
+    column = None
+    line = None
+    with open(path, newline="") as f:
+        for row in csv.reader(f):
+            if not row:
+                continue
+            if row[0] == "File Path":
+                file_name = row[1].rsplit("/", 1)[-1]
+                line = None
+            elif row[0] == "Function Name":
+                function = row[1]
+                line = None
+            elif row[0] == "Line No":
+                column = row.index("Instructions Executed")
+            elif column is None or len(row) <= column:
+                continue
+            elif row[0].isdigit():
+                line = (file_name, int(row[0]), row[1].strip())
+            elif row[0] == "" and row[2].startswith("0x") and line is not None:
+                key = (function, row[2])
+                if key in seen:
+                    continue
+                seen.add(key)
+                try:
+                    totals[line] = totals.get(line, 0) + int(row[column])
+                except ValueError:
+                    raise SystemExit(f"{path}: instruction {row[2]}: not a count: {row[column]!r}")
+    return [(n, name, number, source) for (name, number, source), n in totals.items() if n]
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("csv")
+    parser.add_argument("--texels", type=int, default=BENCH_TEXELS,
+                        help="texels the profiled launch decoded (default: the benchmark's whole-mip decode; give "
+                        "the query count for a query kernel)")
+    parser.add_argument("--per", type=int, default=16, help="texels a warp decodes per group (16 in the warpgroup "
+                        "kernels)")
+    parser.add_argument("--top", type=int, default=40, help="lines to print")
+    args = parser.parse_args(argv)
+    counts = line_counts(args.csv)
+    if not counts:
+        print(f"{args.csv}: no source lines with executed instructions (a -lineinfo build and ncu's SourceCounters "
+              "section are needed)", file=sys.stderr)
+        return 1
+    groups = args.texels / args.per
+    total = sum(c[0] for c in counts)
+    print(f"{total:,} warp instructions: {total / groups:.0f} a warp per {args.per} texels")
+    by_file = {}
+    for executed, name, _, _ in counts:
+        by_file[name] = by_file.get(name, 0) + executed
+    print("by file: " + ", ".join(f"{name} {n / groups:.0f}" for name, n in
+                                  sorted(by_file.items(), key=lambda kv: -kv[1])))
+    print(f"the {args.top} busiest lines (a warp per {args.per} texels, file:line, source):")
+    for executed, name, line, source in sorted(counts, reverse=True)[:args.top]:
+        print(f"{executed / groups:7.1f}  {name}:{line}  {source[:100]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
