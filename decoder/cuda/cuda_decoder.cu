@@ -436,7 +436,7 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 // (three hidden layers, all with scales or all without; a last layer with scales) in the tiled weight layout
 // (warpgroup_weights with the tiled chunks and bias inputs), and mips where the host found that the windows hold every
 // texel's cells (tiled_sampling_end). Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most
-// 128 registers a thread; 109-111 used): at 5 (96), ptxas serialises the wgmma for want of registers and spills.
+// 128 registers a thread; 101-108 used): at 5 (96), ptxas serialised the wgmma for want of registers and spilled.
 template <bool kHiddenScaled>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_tensor_sampling_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
@@ -845,16 +845,23 @@ bool warpgroup_code_present(const CudaDeviceInfo& info) {
     return ran && present == 1;
 }
 
-// Launches the warpgroup kernel `kernel` for `groups` groups of 64 (with its dynamic shared memory raised to what it
-// uses) on `job`.
+// Launches a kernel of one warpgroup a block on model `desc` for `groups` units of work (blocks stride over them), with
+// `smem` bytes of dynamic shared memory (the kernel's limit raised to it), on `job`.
 template <typename Kernel, typename Job>
-Status launch_warpgroup(Kernel kernel, const DeviceModel& m, size_t groups, const Job& job, const char* name) {
-    const size_t smem = warpgroup_shared_bytes(m.warpgroup_desc);
+Status launch_group_kernel(Kernel kernel, const DeviceModel& m, const ModelDesc& desc, size_t smem, size_t groups,
+                           const Job& job, const char* name) {
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int blocks = 0;
     NMC_RETURN_IF_ERROR(grid_size(kernel, kGroupThreads, smem, m, groups, blocks));
-    kernel<<<blocks, kGroupThreads, smem>>>(m.warpgroup_desc, job);
+    kernel<<<blocks, kGroupThreads, smem>>>(desc, job);
     return launch_error(name);
+}
+
+// The warpgroup kernel `kernel` for `groups` groups of 64 on `job`.
+template <typename Kernel, typename Job>
+Status launch_warpgroup(Kernel kernel, const DeviceModel& m, size_t groups, const Job& job, const char* name) {
+    return launch_group_kernel(kernel, m, m.warpgroup_desc, warpgroup_shared_bytes(m.warpgroup_desc), groups, job,
+                               name);
 }
 
 template <int kMinBlocks>
@@ -897,13 +904,9 @@ Status launch_tensor_sampling(const DeviceModel& m, const GridJob& job) {
         });
         const auto kernel = m.tiled_hidden_scaled ? decode_tiles_tensor_sampling_kernel<true>
                                                   : decode_tiles_tensor_sampling_kernel<false>;
-        const ModelDesc& d = m.tiled_desc;
-        const size_t smem = model_shared_bytes(d) + kTileSharedBytes;
-        NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
-        int blocks = 0;
-        NMC_RETURN_IF_ERROR(grid_size(kernel, kGroupThreads, smem, m, tiles, blocks));
-        kernel<<<blocks, kGroupThreads, smem>>>(d, tiled);
-        NMC_RETURN_IF_ERROR(launch_error("decode_tiles_tensor_sampling_kernel"));
+        NMC_RETURN_IF_ERROR(launch_group_kernel(kernel, m, m.tiled_desc,
+                                                model_shared_bytes(m.tiled_desc) + kTileSharedBytes, tiles, tiled,
+                                                "decode_tiles_tensor_sampling_kernel"));
     }
     if (tiled.mip_end == job.mip_end) return Status::success();
     GridJob rest = job;

@@ -48,11 +48,6 @@ __host__ __device__ constexpr uint32_t warpgroup_b_offset(int n, int byte) {
            static_cast<uint32_t>(n % 8) * 16u + static_cast<uint32_t>(byte % 16);
 }
 
-// Bytes of one layer's B operand: 4 K chunks (K = 64) x N rows x 32 bytes.
-__host__ __device__ constexpr uint32_t warpgroup_layer_bytes(bool last) {
-    return 4u * static_cast<uint32_t>(last ? kGroupLastWidth : kGroupWidth) * kChunkBytes;
-}
-
 // Whether this compilation pass has wgmma (sm_90a code); the host asks once per device (warpgroup_code_present).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define NMC_HAS_WGMMA 1
