@@ -86,6 +86,7 @@ struct CompressCliOptions {
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string trainer = "auto";
+    std::string arithmetic = "float32";
     std::string output_layer = "int8";
     std::string hidden_layers = "64,64,64";
     std::string normal_mode = "auto";
@@ -143,6 +144,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
             print_error(Status(checked.code(), "--hidden-layers: " + checked.message()));
             return kExitUsage;
         }
+    }
+    if (o.trainer == "fused" && o.arithmetic != "float32") {
+        print_error(Status(StatusCode::invalid_argument, "--trainer fused computes the float32 arithmetic: train "
+                                                         "--arithmetic " + o.arithmetic + " with --trainer eager or auto"));
+        return kExitUsage;
     }
     if (o.trainer == "fused" && o.device == "cpu") {
         print_error(Status(StatusCode::invalid_argument,
@@ -218,6 +224,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.seed = o.seed;
     options.device = o.device;
     options.trainer = *trainer_path_from_string(o.trainer);  // CLI11 checked the value
+    options.arithmetic = o.arithmetic == "binary16" ? Arithmetic::binary16 : Arithmetic::float32;  // CLI11 checked it
     options.network = network;
     options.tool = std::string("nmc ") + NMC_VERSION_STRING;
 
@@ -346,6 +353,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         j["steps"] = pack.encoder.steps;
         j["device"] = pack.encoder.device;
         j["trainer"] = to_string(result->trainer);
+        j["arithmetic"] = o.arithmetic;
         j["training_seconds"] = result->training_seconds;
         j["steps_per_second"] = steps_per_second;
         // other: setting up the trainer (LibTorch and CUDA start-up, the latents' first values) and, with
@@ -477,6 +485,12 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "Training steps: fused (CUDA kernels), eager (LibTorch operations) or auto (fused where it "
                         "can run)")
         ->check(CLI::IsMember({"auto", "fused", "eager"}))
+        ->capture_default_str();
+    command->add_option("--arithmetic", options->arithmetic,
+                        "Decoding arithmetic of the pack (docs/format-spec.md 5.6): float32 (format 1.0) or binary16 "
+                        "(format 2.0: binary16 sampling and activations, for faster GPU decoders; trains eager, "
+                        "decodes on the CPU decoder in this version)")
+        ->check(CLI::IsMember({"float32", "binary16"}))
         ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,
                         "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")

@@ -118,6 +118,7 @@ Result<Json> report_json(const std::string& path, const Pack& pack, const Contai
         j["latents"]["levels"][k]["bytes"] = level_bytes(pack.latents.levels[k], pack.latents.feature_count);
 
     j["network"] = {{"activation", metadata["network"]["activation"]},
+                    {"arithmetic", to_string(pack.network.arithmetic)},
                     {"layer_count", pack.network.layers.size()},
                     {"weight_bytes", d.weight_bytes},
                     {"layers", metadata["network"]["layers"]}};
@@ -180,7 +181,8 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
                     to_string(t.sample_type), to_string(t.color_space));
         std::printf("    semantic   %s\n", t.semantic_label().c_str());
         if (t.holds_normals())
-            std::printf("    normal     mode %s, convention %s\n",
+            std::printf(
+                "    normal     mode %s, convention %s\n",
                         t.normal_mode == NormalMode::none ? "none (stored as 3 plain channels)" : to_string(t.normal_mode),
                         to_string(t.normal_convention));
         if (!t.source_sha256.empty()) std::printf("    sha256     %s\n", t.source_sha256.c_str());
@@ -204,8 +206,8 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
     }
 
     const Network& n = pack.network;
-    std::printf("\nnetwork        %zu layers, activation %s, %llu weight bytes\n", n.layers.size(),
-                n.activation.c_str(), static_cast<unsigned long long>(d.weight_bytes));
+    std::printf("\nnetwork        %zu layers, activation %s, %s arithmetic, %llu weight bytes\n", n.layers.size(),
+                n.activation.c_str(), to_string(n.arithmetic), static_cast<unsigned long long>(d.weight_bytes));
     for (size_t i = 0; i < n.layers.size(); ++i) {
         const Layer& l = n.layers[i];
         std::printf("  layer %zu      %3d -> %3d  %-4s  %6zu weight bytes", i, l.input_width, l.output_width,
@@ -229,11 +231,11 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
                 e.preset.empty() ? "-" : e.preset.c_str(), e.target_bpp, static_cast<long long>(e.steps),
                 static_cast<long long>(e.seed), e.device.empty() ? "-" : e.device.c_str(), e.training_seconds);
     if (!e.trainer.empty())
-        std::printf("  %s trainer, batch %lld, Adam lr %g latents / %g network, latents rounded (%s) at %g, weights "
+        std::printf(
+            "  %s trainer, batch %lld, Adam lr %g latents / %g network, latents rounded (%s) at %g, weights "
                     "at %g, %s latent Adam\n",
-                    e.trainer.c_str(), static_cast<long long>(e.batch_size), e.latent_learning_rate,
-                    e.network_learning_rate, e.latent_rounding.c_str(), e.latent_rounding_at, e.weight_rounding_at,
-                    e.latent_adam.c_str());
+            e.trainer.c_str(), static_cast<long long>(e.batch_size), e.latent_learning_rate, e.network_learning_rate,
+            e.latent_rounding.c_str(), e.latent_rounding_at, e.weight_rounding_at, e.latent_adam.c_str());
     if (!e.source_folder.empty()) std::printf("  source folder %s\n", e.source_folder.c_str());
 
     const QualityReport& q = pack.quality;

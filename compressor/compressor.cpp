@@ -153,7 +153,7 @@ std::optional<LatentRounding> latent_rounding_from_string(const std::string& s) 
 bool trains_fused(const CompressOptions& options) {
 #if NMC_HAS_FUSED_TRAINER
     // The kernels' own rule on the hidden layers (any F gives an input width they take, any C up to 16 an output).
-    if (options.trainer == TrainerPath::eager ||
+    if (options.trainer == TrainerPath::eager || options.arithmetic != Arithmetic::float32 ||
         !fused::network_supported(nmc::network_shape(1, 1, options.network).widths))
         return false;
     const std::optional<int> index = cuda_index_of_device(options.device);
@@ -245,11 +245,11 @@ bool Compressor::Impl::trains_fused() const {
 #endif
 }
 
-// Rounds every latent to its b-bit code (spec 6: value = lo + q * step) and stops training them.
+// Rounds every latent to its b-bit code (spec 6: its value in the model's arithmetic) and stops training them.
 void Compressor::Impl::freeze_latents() {
     torch::NoGradGuard no_grad;
     const torch::Tensor codes = model.latent_codes(model.latents);
-    model.latents = codes * model.latent_step() + model.latent_lo;
+    model.latents = model.code_values(codes);
     latent_codes = codes.to(torch::kCPU).to(torch::kUInt8).contiguous();
     latents_frozen = true;
 }
@@ -436,6 +436,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
         model.network = choice->network;
     }
     model.address_mode = target.address_mode;
+    model.arithmetic = options.arithmetic;
 
     auto device = parse_device(options.device);
     if (!device.ok()) return device.status();
@@ -640,6 +641,7 @@ Result<Pack> Compressor::export_pack() {
             for (int64_t i = 0; i < b.numel(); ++i) layer.biases.push_back(float_to_fp16(b.data_ptr<float>()[i]));
             pack.network.layers.push_back(std::move(layer));
         }
+        pack.network.arithmetic = model.arithmetic;
 
         pack.encoder.tool = s.options.tool;
         pack.encoder.preset = to_string(s.options.preset);

@@ -79,12 +79,15 @@ struct CompressOptions {
     double weight_rounding_fraction = 0.96;
     LatentAdam latent_adam = LatentAdam::automatic;
     LatentRounding latent_rounding = LatentRounding::straight_through;
+    // spec 5.6: the decoding arithmetic the pack is trained for and written with (binary16: format 2.0).
+    Arithmetic arithmetic = Arithmetic::float32;
     int progress_interval = 10;              // steps between progress callbacks (and cancel checks)
     std::string tool = "nmc";                // written to the pack's encoder info
 };
 
-// Whether a run of these options trains on the fused CUDA trainer: not `eager`, a CUDA device the fused kernels
-// accept, a build with them, and the network they train (64-64-64). Compressor::create decides the same.
+// Whether a run of these options trains on the fused CUDA trainer: not `eager`, the float32 arithmetic, a CUDA
+// device the fused kernels accept, a build with them, and the network they train (64-64-64). Compressor::create
+// decides the same.
 bool trains_fused(const CompressOptions& options);
 
 // The schedule a run of these options trains: the preset's for its trainer (trains_fused), with the options'

@@ -10,7 +10,9 @@
 namespace nmc::detail {
 namespace {
 
-float* pointer(const torch::Tensor& t) { return t.data_ptr<float>(); }
+float* pointer(const torch::Tensor& t) {
+    return t.data_ptr<float>();
+}
 
 fused::OutputWeights output_weights(const OutputLayerFormat& f) {
     if (f.weight_type == WeightType::int8) return fused::OutputWeights::int8_scaled;
@@ -27,6 +29,10 @@ std::vector<float> to_host(const torch::Tensor& t) {
 Status FusedTraining::available(const Model& model, const torch::Device& device) {
     if (!device.is_cuda())
         return Status(StatusCode::invalid_argument, "the fused trainer runs on CUDA devices only (--device cuda[:N])");
+    if (model.arithmetic != Arithmetic::float32)
+        return Status(StatusCode::invalid_argument, std::string("the fused trainer computes the float32 arithmetic; ") +
+                                                        to_string(model.arithmetic) +
+                                                        " packs train on the eager trainer (--trainer eager)");
     if (!fused::network_supported(model.network.widths))
         return Status(StatusCode::invalid_argument,
                       "the fused trainer trains the default network (round_up(2F + 13, 16) -> 64 -> 64 -> 64 -> C, "
@@ -112,9 +118,13 @@ Status FusedTraining::step(int64_t step, const ForwardMode& mode, bool train_lat
     return kernels_->step(s, batch_size_);
 }
 
-Status FusedTraining::last_loss(double& loss, double& squared_error) { return kernels_->last_loss(loss, squared_error); }
+Status FusedTraining::last_loss(double& loss, double& squared_error) {
+    return kernels_->last_loss(loss, squared_error);
+}
 
-Status FusedTraining::synchronize() { return kernels_->synchronize(); }
+Status FusedTraining::synchronize() {
+    return kernels_->synchronize();
+}
 
 Status FusedTraining::latents_replaced() {
     NMC_RETURN_IF_ERROR(kernels_->synchronize());

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "core/number_formats.h"
+#include "decoder/cpu/reference_math.h"
 
 namespace nmc::detail {
 namespace {
@@ -55,42 +56,68 @@ struct Fp8StraightThrough : torch::autograd::Function<Fp8StraightThrough> {
     }
 };
 
-// spec 8.6's hgelu_clamped, a = min(y, 3) * t with t = min(max(y * float32(1/3) + 0.5, 0), 1), as one autograd
-// node. The derivative is the one LibTorch's autograd gives the same expression: (y <= 3 ? t : 0) +
-// min(y, 3) * (0 <= y/3 + 0.5 <= 1 ? 1/3 : 0).
-struct HgeluClamped : torch::autograd::Function<HgeluClamped> {
-    static float gate(float y) { return std::min(std::max(y * kOneThird + 0.5f, 0.0f), 1.0f); }
+// spec 8.6: hgelu_clamped's t.
+float hgelu_gate(float y) { return std::min(std::max(y * kOneThird + 0.5f, 0.0f), 1.0f); }
 
+// The gradient of hgelu_clamped at y, the one LibTorch's autograd gives its expression: (y <= 3 ? t : 0) +
+// min(y, 3) * (0 <= y/3 + 0.5 <= 1 ? 1/3 : 0). Also the binary16 activation's: its roundings pass straight through.
+torch::autograd::variable_list hgelu_clamped_backward(torch::autograd::AutogradContext* ctx,
+                                                      const torch::autograd::variable_list& grad) {
+    const torch::Tensor y = ctx->get_saved_variables()[0];
+    if (cpu_float(y) && cpu_float(grad[0])) {
+        const torch::Tensor yc = y.contiguous();
+        const torch::Tensor g = grad[0].contiguous();
+        torch::Tensor out = torch::empty_like(yc);
+        const float* ys = yc.data_ptr<float>();
+        const float* gs = g.data_ptr<float>();
+        float* dst = out.data_ptr<float>();
+        at::parallel_for(0, yc.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                const float v = ys[i];
+                const float u = v * kOneThird + 0.5f;
+                const float slope = (v <= 3.0f ? hgelu_gate(v) : 0.0f) +
+                                    (u >= 0.0f && u <= 1.0f ? std::min(v, 3.0f) * kOneThird : 0.0f);
+                dst[i] = gs[i] * slope;
+            }
+        });
+        return {out};
+    }
+    const torch::Tensor u = y * kOneThird + 0.5f;
+    const torch::Tensor slope = (y <= 3.0f).to(y.scalar_type()) * u.clamp(0.0f, 1.0f) +
+                                y.clamp_max(3.0f) * ((u >= 0.0f) & (u <= 1.0f)).to(y.scalar_type()) * kOneThird;
+    return {grad[0] * slope};
+}
+
+// spec 8.6's hgelu_clamped, a = min(y, 3) * t with t = min(max(y * float32(1/3) + 0.5, 0), 1), as one autograd
+// node.
+struct HgeluClamped : torch::autograd::Function<HgeluClamped> {
     static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y) {
         ctx->save_for_backward({y});
-        if (cpu_float(y)) return map_cpu(y, [](float v) { return std::min(v, 3.0f) * gate(v); });
+        if (cpu_float(y)) return map_cpu(y, [](float v) { return std::min(v, 3.0f) * hgelu_gate(v); });
         return y.clamp_max(3.0f) * (y * kOneThird + 0.5f).clamp(0.0f, 1.0f);
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grad) {
-        const torch::Tensor y = ctx->get_saved_variables()[0];
-        if (cpu_float(y) && cpu_float(grad[0])) {
-            const torch::Tensor yc = y.contiguous();
-            const torch::Tensor g = grad[0].contiguous();
-            torch::Tensor out = torch::empty_like(yc);
-            const float* ys = yc.data_ptr<float>();
-            const float* gs = g.data_ptr<float>();
-            float* dst = out.data_ptr<float>();
-            at::parallel_for(0, yc.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                    const float v = ys[i];
-                    const float u = v * kOneThird + 0.5f;
-                    const float slope = (v <= 3.0f ? gate(v) : 0.0f) +
-                                        (u >= 0.0f && u <= 1.0f ? std::min(v, 3.0f) * kOneThird : 0.0f);
-                    dst[i] = gs[i] * slope;
-                }
-            });
-            return {out};
-        }
-        const torch::Tensor u = y * kOneThird + 0.5f;
-        const torch::Tensor slope = (y <= 3.0f).to(y.scalar_type()) * u.clamp(0.0f, 1.0f) +
-                                    y.clamp_max(3.0f) * ((u >= 0.0f) & (u <= 1.0f)).to(y.scalar_type()) * kOneThird;
-        return {grad[0] * slope};
+        return hgelu_clamped_backward(ctx, grad);
+    }
+};
+
+// spec 8.6's binary16 activation: h = f16(y), t = min(max(f16(h * c + 0.5), 0), 1), a = f16(min(h, 3) * t), with
+// hgelu_clamped's gradient. On the CPU exactly the reference decoder's (reference_math); on a GPU with LibTorch
+// operations, where t's rounding goes through float32 first (h * c is exact, + 0.5 rounds once more): a rare
+// double rounding in training only, since every pack is measured with the CPU decoder.
+struct HgeluClampedBinary16 : torch::autograd::Function<HgeluClampedBinary16> {
+    static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y) {
+        ctx->save_for_backward({y});
+        if (cpu_float(y)) return map_cpu(y, [](float v) { return hgelu_clamped_binary16(v); });
+        const auto f16 = [](const torch::Tensor& x) { return x.to(torch::kHalf).to(torch::kFloat); };
+        const torch::Tensor h = f16(y.clamp(-kFp16Max, kFp16Max));
+        const torch::Tensor t = f16(h * kOneThirdBinary16 + 0.5f).clamp(0.0f, 1.0f);
+        return f16(h.clamp_max(3.0f) * t);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grad) {
+        return hgelu_clamped_backward(ctx, grad);
     }
 };
 
@@ -182,6 +209,14 @@ GeometryTables make_geometry_tables(int width, int height, int mip_count, const 
     return t;
 }
 
+torch::Tensor Model::code_values(const torch::Tensor& codes) const {
+    if (arithmetic == Arithmetic::float32) return codes * latent_step() + latent_lo;
+    std::vector<float> table(size_t{1} << shape.bits);
+    for (uint32_t q = 0; q < table.size(); ++q) table[q] = dequantise_latent_binary16(latent_lo, latent_step(), q);
+    const torch::Tensor values = torch::tensor(table).to(codes.device());
+    return values.index_select(0, codes.reshape({-1}).to(torch::kLong)).view(codes.sizes());
+}
+
 torch::Tensor Model::latent_codes(const torch::Tensor& values) const {
     const auto max_code = static_cast<float>((1 << shape.bits) - 1);
     return torch::round((values.detach().clamp(latent_lo, latent_hi) - latent_lo) / latent_step()).clamp(0.0f, max_code);
@@ -251,13 +286,14 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
     torch::Tensor corners =
         model.latents.index_select(0, torch::stack(corner_index, 1).reshape({-1})).view({batch, 8, features});
     if (mode.round_latents) {
-        const torch::Tensor values = model.latent_codes(corners) * model.latent_step() + model.latent_lo;
+        const torch::Tensor values = model.code_values(model.latent_codes(corners));
         corners = corners + (values - corners).detach();
     } else if (mode.latent_noise) {
         corners = corners + (torch::rand_like(corners) - 0.5f) * model.latent_step();
     }
 
-    // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, each operation rounded separately. The eight
+    // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, each operation rounded separately (binary16
+    // arithmetic: the weights rounded to binary16 first, straight-through; its products are then exact). The eight
     // corners as views from one unbind: its backward is one stack, where eight select()s would each zero a
     // corners-sized gradient and add it to the others (measured 20% of a CPU step at 65536 texels).
     const std::vector<torch::Tensor> corner_views = corners.unbind(1);
@@ -265,10 +301,13 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
     for (int level = 0; level < 2; ++level) {
         const torch::Tensor fx = frac_x[level].unsqueeze(1);
         const torch::Tensor fy = frac_y[level].unsqueeze(1);
-        const torch::Tensor w00 = (1.0f - fx) * (1.0f - fy);
-        const torch::Tensor w10 = fx * (1.0f - fy);
-        const torch::Tensor w01 = (1.0f - fx) * fy;
-        const torch::Tensor w11 = fx * fy;
+        const auto weight = [&](const torch::Tensor& w) {
+            return model.arithmetic == Arithmetic::float32 ? w : fp16_ste(w);
+        };
+        const torch::Tensor w00 = weight((1.0f - fx) * (1.0f - fy));
+        const torch::Tensor w10 = weight(fx * (1.0f - fy));
+        const torch::Tensor w01 = weight((1.0f - fx) * fy);
+        const torch::Tensor w11 = weight(fx * fy);
         const auto corner = [&](int c) { return corner_views[static_cast<size_t>(level * 4 + c)]; };
         inputs.push_back(((w00 * corner(0) + w10 * corner(1)) + w01 * corner(2)) + w11 * corner(3));
     }
@@ -305,7 +344,7 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
             out = torch::matmul(input, model.weights[l].t()) + model.biases[l];
         }
         if (l + 1 == layers) return out;
-        h = HgeluClamped::apply(out);
+        h = model.arithmetic == Arithmetic::float32 ? HgeluClamped::apply(out) : HgeluClampedBinary16::apply(out);
     }
     return h;
 }

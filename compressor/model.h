@@ -59,6 +59,7 @@ struct Model {
     LatentShape shape;
     NetworkShape network;
     AddressMode address_mode = AddressMode::wrap;
+    Arithmetic arithmetic = Arithmetic::float32;  // spec 5.6: the decoding arithmetic the forward pass follows
     float latent_lo = -1.0f;
     float latent_hi = 1.0f;
     GeometryTables tables;
@@ -70,6 +71,9 @@ struct Model {
     // spec 6's b-bit codes q of latent values (rounded to nearest, within 0 .. 2^b - 1), as float; a latent's code
     // value is q * latent_step() + latent_lo (a multiply, then an add).
     torch::Tensor latent_codes(const torch::Tensor& values) const;
+    // spec 6: the values of codes (as latent_codes gives them) in the model's arithmetic: q * step + lo, or
+    // f16(q * f16(step) + f16(lo)) for binary16 (from a table of the 2^b values, exact).
+    torch::Tensor code_values(const torch::Tensor& codes) const;
     // Layer l's parameters as stored in the file; straight-through gradients to the float parameters.
     QuantizedLayer quantize_layer(size_t l) const;
 };

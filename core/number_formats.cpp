@@ -67,7 +67,9 @@ uint8_t float_to_fp8_e4m3(float x) {
     return static_cast<uint8_t>(sign | (static_cast<uint32_t>(field) << 3) | mantissa);
 }
 
-float round_to_fp8_e4m3(float x) { return fp8_e4m3_to_float(float_to_fp8_e4m3(x)); }
+float round_to_fp8_e4m3(float x) {
+    return fp8_e4m3_to_float(float_to_fp8_e4m3(x));
+}
 
 float fp16_to_float(uint16_t code) {
     const bool negative = (code & 0x8000u) != 0;
@@ -103,6 +105,20 @@ uint16_t float_to_fp16(float x) {
     const int field = exponent + 15;
     if (field >= 31) return static_cast<uint16_t>(sign | 0x7C00);
     return static_cast<uint16_t>(sign | (static_cast<uint32_t>(field) << 10) | (rounded & 0x3FFu));
+}
+
+float round_to_fp16_satfinite(double x) {
+    if (std::isnan(x)) return static_cast<float>(x);
+    const double magnitude = std::fabs(x);
+    // Everything above 65504 rounds to 65504 or (to nearest) to infinity, which saturates to 65504.
+    if (magnitude >= kFp16Max) return std::copysign(kFp16Max, static_cast<float>(x));
+    // The quantum at this magnitude: 2^-24 below 2^-14 (subnormals), else 2^(e - 10) for magnitude in [2^e, 2^(e+1)).
+    // Scaling by a power of two is exact; nearbyint rounds to nearest even under the default rounding mode.
+    int exponent = 0;
+    std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+    const int quantum_exponent = exponent - 1 < -14 ? -24 : exponent - 1 - 10;
+    const double rounded = std::ldexp(std::nearbyint(std::ldexp(magnitude, -quantum_exponent)), quantum_exponent);
+    return std::copysign(static_cast<float>(rounded), static_cast<float>(x));
 }
 
 }  // namespace nmc

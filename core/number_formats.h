@@ -38,4 +38,12 @@ float fp16_to_float(uint16_t code);
 // Nearest binary16 code, ties to even; overflow gives +-infinity, NaN gives 0x7E00.
 uint16_t float_to_fp16(float x);
 
+// The spec's f16(x) (section 2.2, the binary16 arithmetic): the binary16 value nearest the exact x, ties to even,
+// rounded once; magnitudes that round beyond 65504 (infinity included) saturate to +-65504; NaN stays NaN. Callers
+// pass the exact value of the spec's expression (binary64 holds each one exactly); the result, a binary16 value,
+// is exact in float32.
+float round_to_fp16_satfinite(double x);
+
+constexpr float kFp16Max = 65504.0f;
+
 }  // namespace nmc

@@ -169,8 +169,8 @@ void CompressedSectionCache::store(const std::string& fourcc, const std::vector<
     entries_[fourcc] = Entry{raw, level, std::move(frame)};
 }
 
-Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress,
-                                             int zstd_level, CompressedSectionCache* cache) {
+Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress, int zstd_level,
+                                             CompressedSectionCache* cache, uint16_t version_major) {
     if (sections.empty() || sections.size() > kMaxSectionCount)
         return Status(StatusCode::invalid_argument, "section count " + std::to_string(sections.size()) +
                                                         " outside 1.." + std::to_string(kMaxSectionCount));
@@ -242,7 +242,7 @@ Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& 
     out.reserve(static_cast<size_t>(file_size));
     ByteWriter w(out);
     w.bytes(kMagic, sizeof kMagic);
-    w.u16(kFormatVersionMajor);
+    w.u16(version_major);
     w.u16(kFormatVersionMinor);
     w.u32(kHeaderSize);
     w.u64(file_size);
@@ -301,11 +301,12 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
     const uint32_t header_crc = r.u32();
 
     // spec 11: the version before the checksum, since another major may lay its header out differently.
-    if (info.version_major != kFormatVersionMajor) {
-        problems.add(Status(StatusCode::version_unsupported, "format version " + std::to_string(info.version_major) +
-                                                                 "." + std::to_string(info.version_minor) +
-                                                                 " is not supported (this reader reads " +
-                                                                 std::to_string(kFormatVersionMajor) + ".x)"));
+    if (info.version_major != kFormatVersionMajorFloat32 && info.version_major != kFormatVersionMajorArithmetic) {
+        problems.add(Status(StatusCode::version_unsupported,
+                            "format version " + std::to_string(info.version_major) + "." +
+                                std::to_string(info.version_minor) + " is not supported (this reader reads " +
+                                std::to_string(kFormatVersionMajorFloat32) + ".x and " +
+                                std::to_string(kFormatVersionMajorArithmetic) + ".x)"));
         return sections;
     }
     const uint32_t computed_header_crc = crc32c(data, 60);

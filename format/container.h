@@ -51,12 +51,14 @@ private:
     std::map<std::string, Entry> entries_;
 };
 
-// Lays the sections out canonically (spec 3.3) in the order given, compressing each with zstd where
+// Lays the sections out canonically (spec 3.3) in the order given, under format version `version_major`.0 (spec 3.1),
+// compressing each with zstd where
 // `compress` is set and that makes it smaller without breaking the 64:1 ratio limit of spec 9. With a `cache`,
 // sections it holds are not compressed again (the file is the same byte for byte) and new ones are stored in it.
 // Fails with invalid_argument for a bad fourcc or zstd level, limit_exceeded beyond spec 9.
-Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress,
-                                             int zstd_level, CompressedSectionCache* cache = nullptr);
+Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& sections, bool compress, int zstd_level,
+                                             CompressedSectionCache* cache = nullptr,
+                                             uint16_t version_major = kFormatVersionMajorFloat32);
 
 // One section of a parsed file. `raw` points into the file (uncompressed) or into `decompressed`.
 struct LoadedSection {

@@ -18,6 +18,7 @@ namespace nmc {
 struct Metadata {
     Pack pack;
     std::vector<bool> layer_has_scale;
+    bool arithmetic_given = false;  // network.arithmetic is present (required in 2.x packs, spec 5.6)
 };
 
 // Serialises the metadata of `pack` as compact JSON with a fixed key order and floats that round-trip.

@@ -145,6 +145,12 @@ std::optional<AddressMode> address_mode_from_string(const std::string& s) {
     return std::nullopt;
 }
 
+std::optional<Arithmetic> arithmetic_from_string(const std::string& s) {
+    if (s == "float32") return Arithmetic::float32;
+    if (s == "binary16") return Arithmetic::binary16;
+    return std::nullopt;
+}
+
 std::optional<WeightType> weight_type_from_string(const std::string& s) {
     if (s == "e4m3") return WeightType::e4m3;
     if (s == "int8") return WeightType::int8;
@@ -285,11 +291,17 @@ Status parse_latents(const ObjectReader& top, LatentGrids& latents) {
 }
 
 // spec 5.6
-Status parse_network(const ObjectReader& top, Network& network, std::vector<bool>& has_scale) {
+Status parse_network(const ObjectReader& top, Network& network, std::vector<bool>& has_scale, bool& arithmetic_given) {
     const Json* v = nullptr;
     NMC_RETURN_IF_ERROR(top.object("network", v));
     const ObjectReader o(*v, "network");
     NMC_RETURN_IF_ERROR(o.string("activation", network.activation));
+    // Optional here: whether the pack's version requires it is checked against the header (read_pack).
+    arithmetic_given = v->contains("arithmetic");
+    if (arithmetic_given) {
+        NMC_RETURN_IF_ERROR(
+            o.enumeration("arithmetic", network.arithmetic, arithmetic_from_string, "'float32' or 'binary16'"));
+    }
     const Json* layers = nullptr;
     NMC_RETURN_IF_ERROR(o.array("layers", layers));
     for (size_t i = 0; i < layers->size(); ++i) {
@@ -443,7 +455,14 @@ Result<std::string> metadata_to_json(const Pack& pack) {
                           {"output_width", l.output_width},
                           {"weight_type", to_string(l.weight_type)},
                           {"has_scale", l.has_scale()}});
+    // network.arithmetic only in 2.x packs (spec 5.6), so float32 packs keep the bytes of 1.0.
+    if (pack.network.arithmetic == Arithmetic::float32) {
     j["network"] = {{"activation", pack.network.activation}, {"layers", std::move(layers)}};
+    } else {
+        j["network"] = {{"activation", pack.network.activation},
+                        {"arithmetic", to_string(pack.network.arithmetic)},
+                        {"layers", std::move(layers)}};
+    }
     const EncoderInfo& e = pack.encoder;
     j["encoder"] = {{"tool", e.tool},
                     {"preset", e.preset},
@@ -511,7 +530,7 @@ Result<Metadata> metadata_from_json(const uint8_t* data, size_t size) {
     NMC_RETURN_IF_ERROR(parse_channels(top, pack.channels));
     NMC_RETURN_IF_ERROR(parse_textures(top, pack.textures));
     NMC_RETURN_IF_ERROR(parse_latents(top, pack.latents));
-    NMC_RETURN_IF_ERROR(parse_network(top, pack.network, meta.layer_has_scale));
+    NMC_RETURN_IF_ERROR(parse_network(top, pack.network, meta.layer_has_scale, meta.arithmetic_given));
     NMC_RETURN_IF_ERROR(parse_encoder(top, pack.encoder));
     NMC_RETURN_IF_ERROR(parse_quality(top, pack.quality));
     return meta;

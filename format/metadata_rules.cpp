@@ -23,6 +23,7 @@ constexpr int kMaxLayers = 8;
 constexpr int kMaxLayerWidth = 256;
 constexpr size_t kMaxNameBytes = 256;
 constexpr int kPositionalInputs = 13;  // spec 8.5: 12 positional-encoding values and the LOD input
+constexpr float kMaxBinary16LatentMagnitude = 32768.0f;  // spec 9: binary16 dequantisation never saturates
 
 Status rule_error(const std::string& path, const std::string& what) {
     return Status(StatusCode::corrupt, "section 'META': '" + path + "': " + what);
@@ -138,7 +139,7 @@ Status check_channel_use(const std::vector<TextureLayout>& textures, int channel
 }
 
 // spec 5.5
-Status check_latents(const LatentGrids& g, const MaterialInfo& m) {
+Status check_latents(const LatentGrids& g, const MaterialInfo& m, Arithmetic arithmetic) {
     NMC_RETURN_IF_ERROR(check_int("latents.feature_count", g.feature_count, 1, kMaxFeatures));
     NMC_RETURN_IF_ERROR(check_int("latents.grid_scale", g.grid_scale, 1, kMaxGridScale));
     NMC_RETURN_IF_ERROR(check_count("latents.levels", g.levels.size(), kMinLevels, kMaxLevels));
@@ -155,6 +156,12 @@ Status check_latents(const LatentGrids& g, const MaterialInfo& m) {
         if (l.bits != 1 && l.bits != 2 && l.bits != 4 && l.bits != 8)
             return rule_error(path + ".bits", "expected 1, 2, 4 or 8, got " + std::to_string(l.bits));
         NMC_RETURN_IF_ERROR(check_range(path + ".range", l.lo, l.hi));
+        if (arithmetic == Arithmetic::binary16 &&
+            (std::fabs(l.lo) > kMaxBinary16LatentMagnitude || std::fabs(l.hi) > kMaxBinary16LatentMagnitude)) {
+            return Status(StatusCode::limit_exceeded,
+                          "section 'META': '" + path + ".range': [" + std::to_string(l.lo) + ", " +
+                              std::to_string(l.hi) + "] outside [-32768, 32768], the limit of the binary16 arithmetic");
+        }
     }
     return Status::success();
 }
@@ -232,7 +239,7 @@ Status check_metadata(const Pack& pack, const std::vector<bool>& has_scale) {
             return rule_error(path + ".name", "'" + pack.textures[i].name + "' is not unique");
     }
     NMC_RETURN_IF_ERROR(check_channel_use(pack.textures, channel_count));
-    NMC_RETURN_IF_ERROR(check_latents(pack.latents, pack.material));
+    NMC_RETURN_IF_ERROR(check_latents(pack.latents, pack.material, pack.network.arithmetic));
     NMC_RETURN_IF_ERROR(check_network(pack.network, has_scale, pack.latents.feature_count, channel_count));
     return check_info(pack);
 }

@@ -16,8 +16,24 @@ const LoadedSection* find_section(const std::vector<LoadedSection>& sections, co
     return nullptr;
 }
 
+// spec 5.6 and 11: a 2.x pack names its arithmetic; a 1.x pack decodes with float32 (the key, if there, says so).
+Status check_arithmetic_version(const Metadata& meta, uint16_t version_major) {
+    const Arithmetic arithmetic = meta.pack.network.arithmetic;
+    if (version_major == kFormatVersionMajorArithmetic && !meta.arithmetic_given) {
+        return Status(StatusCode::corrupt, "section 'META': 'network.arithmetic': missing, required in a format " +
+                                               std::to_string(version_major) + ".x pack");
+    }
+    if (version_major == kFormatVersionMajorFloat32 && arithmetic != Arithmetic::float32) {
+        return Status(StatusCode::corrupt, std::string("section 'META': 'network.arithmetic': a format 1.x pack "
+                                                       "decodes with 'float32', got '") +
+                                               to_string(arithmetic) + "' (a format 2.0 feature)");
+    }
+    return Status::success();
+}
+
 // The Pack from the container's sections (spec 5, 6, 7), recording problems.
-void read_sections(const std::vector<LoadedSection>& sections, ProblemList& problems, Pack& pack) {
+void read_sections(const std::vector<LoadedSection>& sections, uint16_t version_major, ProblemList& problems,
+                   Pack& pack) {
     const LoadedSection* meta_section = find_section(sections, "META");
     if (!meta_section) return;  // its problem is already recorded
     Result<Metadata> meta = metadata_from_json(meta_section->raw, meta_section->entry.raw_size);
@@ -26,6 +42,7 @@ void read_sections(const std::vector<LoadedSection>& sections, ProblemList& prob
         return;
     }
     Status rules = check_metadata(meta->pack, meta->layer_has_scale);
+    if (rules.ok()) rules = check_arithmetic_version(*meta, version_major);
     if (!rules.ok()) {
         problems.add(rules);
         return;
@@ -50,6 +67,10 @@ const char* to_string(AddressMode m) {
     return m == AddressMode::wrap ? "wrap" : "clamp";
 }
 
+const char* to_string(Arithmetic a) {
+    return a == Arithmetic::float32 ? "float32" : "binary16";
+}
+
 const char* to_string(WeightType t) {
     return t == WeightType::e4m3 ? "e4m3" : "int8";
 }
@@ -60,7 +81,7 @@ Result<Pack> read_pack(const uint8_t* data, size_t size, ContainerInfo* containe
     const std::vector<LoadedSection> sections = read_container(data, size, info, problems);
     if (container) *container = info;
     Pack pack;
-    if (!problems.must_stop()) read_sections(sections, problems, pack);
+    if (!problems.must_stop()) read_sections(sections, info.version_major, problems, pack);
     if (problems.empty()) return pack;
     if (options.problems)
         options.problems->insert(options.problems->end(), problems.all().begin(), problems.all().end());
@@ -98,7 +119,7 @@ Result<std::vector<uint8_t>> write_pack(const Pack& pack, const WriteOptions& op
     sections[0] = {"META", true, std::vector<uint8_t>(json->begin(), json->end())};
     sections[1] = {"LATN", true, pack_latents(pack.latents)};
     sections[2] = {"WGHT", true, pack_weights(pack.network)};
-    return write_container(sections, options.compress, options.zstd_level, options.cache);
+    return write_container(sections, options.compress, options.zstd_level, options.cache, pack.format_version_major());
 }
 
 Status write_pack_file(const std::string& path, const Pack& pack, const WriteOptions& options, bool overwrite) {

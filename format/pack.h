@@ -13,7 +13,10 @@
 
 namespace nmc {
 
-constexpr uint16_t kFormatVersionMajor = 1;
+// spec 11: 1.0 packs decode with the float32 arithmetic, 2.0 packs name theirs (spec 5.6); a writer writes the lowest
+// version whose features the pack uses, so a float32 pack is still 1.0.
+constexpr uint16_t kFormatVersionMajorFloat32 = 1;
+constexpr uint16_t kFormatVersionMajorArithmetic = 2;
 constexpr uint16_t kFormatVersionMinor = 0;
 
 enum class AddressMode { wrap, clamp };
@@ -73,8 +76,13 @@ struct Layer {
     bool has_scale() const { return !scales.empty(); }
 };
 
+// spec 5.6 `arithmetic`: the decoding arithmetic of spec 6, 8.3 and 8.6.
+enum class Arithmetic { float32, binary16 };
+const char* to_string(Arithmetic a);
+
 struct Network {
     std::string activation = "hgelu_clamped";
+    Arithmetic arithmetic = Arithmetic::float32;
     std::vector<Layer> layers;
 };
 
@@ -121,6 +129,11 @@ struct QualityReport {
 
 // Everything a pack holds.
 struct Pack {
+    // The major version the writer gives a pack of this arithmetic (spec 11).
+    uint16_t format_version_major() const {
+        return network.arithmetic == Arithmetic::float32 ? kFormatVersionMajorFloat32 : kFormatVersionMajorArithmetic;
+    }
+
     MaterialInfo material;
     std::vector<ChannelInfo> channels;
     std::vector<TextureLayout> textures;

@@ -203,7 +203,9 @@ float weight_value(const Layer& layer, size_t index) {
 }
 
 // bf16 code of a float that bf16 holds exactly (E4M3 and Int8 values): its upper 16 bits.
-uint32_t bf16_bits(float x) { return float_bits(x) >> 16; }
+uint32_t bf16_bits(float x) {
+    return float_bits(x) >> 16;
+}
 
 // spec 7: the layer's weights, scales and biases in both kernels' layouts.
 ModelLayer convert_layer(const Layer& layer) {
@@ -243,6 +245,7 @@ Result<Model> build_model(const Pack& pack) {
     model.height = pack.material.height;
     model.mip_count = pack.material.mip_count;
     model.address_mode = pack.material.address_mode;
+    model.arithmetic = pack.network.arithmetic;
     model.feature_count = pack.latents.feature_count;
     for (const LatentLevel& level : pack.latents.levels) {
         ModelLevel m{level.width,
@@ -251,7 +254,7 @@ Result<Model> build_model(const Pack& pack) {
                      level.lo,
                      latent_step(level.lo, level.hi, level.bits),
                      level.codes,
-                     latent_value_table(level)};
+                     latent_value_table(level, pack.network.arithmetic)};
         m.codes.resize(m.codes.size() + kCodePadding, 0);
         model.levels.push_back(std::move(m));
     }

@@ -45,7 +45,7 @@ struct ModelLevel {
     float lo = 0;  // spec 6: value = lo + q * step
     float step = 0;
     std::vector<uint8_t> codes;  // one byte per feature, as in the Pack, then kCodePadding zero bytes
-    std::vector<float> values;   // spec 6: the dequantised value of each code, values[q] = lo + q * step
+    std::vector<float> values;   // spec 6: the dequantised value of each code in the pack's arithmetic
 };
 
 struct Model {
@@ -53,6 +53,7 @@ struct Model {
     int height = 0;
     int mip_count = 0;
     AddressMode address_mode = AddressMode::wrap;
+    Arithmetic arithmetic = Arithmetic::float32;  // spec 5.6: of sampling (8.3) and the activation (8.6)
     int feature_count = 0;
     std::vector<ModelLevel> levels;
     std::vector<ModelLayer> layers;
@@ -66,7 +67,7 @@ struct Model {
 
     LatentLevelView level_view(int k) const {
         const ModelLevel& l = levels[static_cast<size_t>(k)];
-        return {l.width, l.height, feature_count, l.codes.data(), l.values.data()};
+        return {l.width, l.height, feature_count, l.codes.data(), l.values.data(), arithmetic};
     }
     // spec 8.1-8.5: layer 0's input for one valid query, layers[0].input_width floats.
     void assemble_input(const TexelQuery& q, float* x) const {
@@ -88,12 +89,15 @@ void decode_tile_portable(const Model& model, const TexelQuery* queries, int cou
 void round_to_fp8_portable(const float* in, float* out, size_t n);
 
 #if NMC_HAVE_X86_KERNELS
-// Whether this CPU runs the AVX2 kernel (AVX2 and FMA).
+// Whether this CPU runs the AVX2 kernel (AVX2, FMA and F16C).
 bool avx2_supported();
 // As decode_tile_portable, 8 texels per register; the caller checks avx2_supported() first.
 void decode_tile_avx2(const Model& model, const TexelQuery* queries, int count, float* out);
 // As round_to_fp8_portable, with AVX2; the caller checks avx2_supported() first.
 void round_to_fp8_avx2(const float* in, float* out, size_t n);
+// The binary16 arithmetic's activation (reference_math's hgelu_clamped_binary16) of n floats as the AVX2 kernel
+// computes it, for tests; the caller checks avx2_supported() first.
+void hgelu_clamped_binary16_avx2(const float* in, float* out, size_t n);
 
 // Whether this CPU runs the AVX-512 BF16 kernel (AVX-512F/BW/VL/DQ and AVX512-BF16).
 bool avx512bf16_supported();
@@ -101,6 +105,8 @@ bool avx512bf16_supported();
 void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int count, float* out);
 // As round_to_fp8_portable, with AVX-512; the caller checks avx512bf16_supported() first.
 void round_to_fp8_avx512(const float* in, float* out, size_t n);
+// As hgelu_clamped_binary16_avx2, as the AVX-512 kernel computes it; the caller checks avx512bf16_supported() first.
+void hgelu_clamped_binary16_avx512(const float* in, float* out, size_t n);
 #endif
 
 }  // namespace nmc::cpu_detail

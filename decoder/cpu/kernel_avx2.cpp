@@ -12,10 +12,10 @@
 // Only the code below is compiled for AVX2: the headers above keep the build's baseline ISA, so an inline
 // function they define can never reach the portable path in an AVX2 copy (the linker keeps one copy of each).
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx2,fma")
+#pragma GCC target("avx2,fma,f16c")
 #endif
 
 namespace nmc::cpu_detail {
@@ -55,6 +55,36 @@ inline __m256 hgelu_clamped(__m256 y) {
     return _mm256_mul_ps(_mm256_min_ps(y, _mm256_set1_ps(3.0f)), t);
 }
 
+// spec 2.2: the binary16 value nearest each float32 lane, ties to even (vcvtps2ph), as float32.
+inline __m256 round_to_fp16(__m256 x) {
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// spec 8.6, binary16 arithmetic, as reference_math's hgelu_clamped_binary16:
+// - h = f16(y): y clamped to +-65504 first, which is satfinite (y is never NaN).
+// - t = f16(h * c + 0.5) with one rounding: the exact value needs up to 51 bits. r = fma(h, c, 0.5) rounds it to
+//   float32; residual = fma(h, c, 0.5 - r) is exactly the error (for r in [0.25, 1], 0.5 - r is exact and the error
+//   a multiple of 2^-36 below 2^-25; below 0.25 the value is exact in float32 and the residual 0). r made
+//   round-to-odd (truncated towards zero, lowest bit set when inexact) rounds to binary16 as the exact value would,
+//   since float32 keeps more than two bits beyond binary16's. Only r > 0 matters: t clamps the rest to 0.
+// - a = f16(min(h, 3) * t): the float32 product of two binary16 values is exact, so one rounding.
+inline __m256 hgelu_clamped_binary16(__m256 y) {
+    const __m256 zero = _mm256_setzero_ps();
+    const __m256 half = _mm256_set1_ps(0.5f);
+    const __m256 c = _mm256_set1_ps(kOneThirdBinary16);
+    const __m256 h =
+        round_to_fp16(_mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(-kFp16Max)), _mm256_set1_ps(kFp16Max)));
+    const __m256 r = _mm256_fmadd_ps(h, c, half);
+    const __m256 residual = _mm256_fmadd_ps(h, c, _mm256_sub_ps(half, r));
+    const __m256 positive = _mm256_cmp_ps(r, zero, _CMP_GT_OQ);
+    const __m256i above = _mm256_castps_si256(_mm256_and_ps(positive, _mm256_cmp_ps(residual, zero, _CMP_LT_OQ)));
+    const __m256i inexact = _mm256_castps_si256(_mm256_and_ps(positive, _mm256_cmp_ps(residual, zero, _CMP_NEQ_OQ)));
+    __m256i bits = _mm256_add_epi32(_mm256_castps_si256(r), above);  // above is -1 where set: r - 1 ulp
+    bits = _mm256_or_si256(bits, _mm256_and_si256(inexact, _mm256_set1_epi32(1)));
+    const __m256 t = _mm256_min_ps(_mm256_max_ps(round_to_fp16(_mm256_castsi256_ps(bits)), zero), _mm256_set1_ps(1.0f));
+    return round_to_fp16(_mm256_mul_ps(_mm256_min_ps(h, _mm256_set1_ps(3.0f)), t));
+}
+
 // spec 8.7: lo + (hi - lo) * min(max(o, 0), 1).
 inline __m256 output_transform(__m256 o, float lo, float hi) {
     const __m256 clamped = _mm256_min_ps(_mm256_max_ps(o, _mm256_setzero_ps()), _mm256_set1_ps(1.0f));
@@ -64,7 +94,7 @@ inline __m256 output_transform(__m256 o, float lo, float hi) {
 }  // namespace
 
 bool avx2_supported() {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 }
 
 void round_to_fp8_avx2(const float* in, float* out, size_t n) {
@@ -73,6 +103,15 @@ void round_to_fp8_avx2(const float* in, float* out, size_t n) {
     alignas(32) float tail[8] = {};
     std::copy(in + i, in + n, tail);
     _mm256_store_ps(tail, round_to_fp8(_mm256_load_ps(tail)));
+    std::copy(tail, tail + (n - i), out + i);
+}
+
+void hgelu_clamped_binary16_avx2(const float* in, float* out, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, hgelu_clamped_binary16(_mm256_loadu_ps(in + i)));
+    alignas(32) float tail[8] = {};
+    std::copy(in + i, in + n, tail);
+    _mm256_store_ps(tail, hgelu_clamped_binary16(_mm256_load_ps(tail)));
     std::copy(tail, tail + (n - i), out + i);
 }
 
@@ -121,7 +160,9 @@ void decode_tile_avx2(const Model& model, const TexelQuery* queries, int count, 
                 for (int h = 0; h < 2; ++h) {
                     const __m256 y = _mm256_add_ps(_mm256_mul_ps(acc[j][h], scale), bias);
                     if (l < last) {
-                        _mm256_store_ps(next + n * kTileTexels + 8 * h, round_to_fp8(hgelu_clamped(y)));
+                        const __m256 a =
+                            model.arithmetic == Arithmetic::float32 ? hgelu_clamped(y) : hgelu_clamped_binary16(y);
+                        _mm256_store_ps(next + n * kTileTexels + 8 * h, round_to_fp8(a));
                     } else if (n < layer.output_width) {
                         _mm256_storeu_ps(out + n * kTileTexels + 8 * h,
                                          output_transform(y, model.channel_lo[static_cast<size_t>(n)],

@@ -63,6 +63,31 @@ inline __m512 hgelu_clamped(__m512 y) {
     return _mm512_mul_ps(_mm512_min_ps(y, _mm512_set1_ps(3.0f)), t);
 }
 
+// spec 2.2: the binary16 value nearest each float32 lane, ties to even (vcvtps2ph), as float32.
+inline __m512 round_to_fp16(__m512 x) {
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// spec 8.6, binary16 arithmetic, as reference_math's hgelu_clamped_binary16 (see kernel_avx2.cpp's twin for why the
+// round-to-odd step makes the two roundings of t one).
+inline __m512 hgelu_clamped_binary16(__m512 y) {
+    const __m512 zero = _mm512_setzero_ps();
+    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512 c = _mm512_set1_ps(kOneThirdBinary16);
+    const __m512 h =
+        round_to_fp16(_mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(-kFp16Max)), _mm512_set1_ps(kFp16Max)));
+    const __m512 r = _mm512_fmadd_ps(h, c, half);
+    const __m512 residual = _mm512_fmadd_ps(h, c, _mm512_sub_ps(half, r));
+    const __mmask16 positive = _mm512_cmp_ps_mask(r, zero, _CMP_GT_OQ);
+    const __mmask16 above = positive & _mm512_cmp_ps_mask(residual, zero, _CMP_LT_OQ);
+    const __mmask16 inexact = positive & _mm512_cmp_ps_mask(residual, zero, _CMP_NEQ_OQ);
+    __m512i bits = _mm512_castps_si512(r);
+    bits = _mm512_mask_sub_epi32(bits, above, bits, _mm512_set1_epi32(1));
+    bits = _mm512_mask_or_epi32(bits, inexact, bits, _mm512_set1_epi32(1));
+    const __m512 t = _mm512_min_ps(_mm512_max_ps(round_to_fp16(_mm512_castsi512_ps(bits)), zero), _mm512_set1_ps(1.0f));
+    return round_to_fp16(_mm512_mul_ps(_mm512_min_ps(h, _mm512_set1_ps(3.0f)), t));
+}
+
 // spec 8.7: lo + (hi - lo) * min(max(o, 0), 1).
 inline __m512 output_transform(__m512 o, float lo, float hi) {
     const __m512 clamped = _mm512_min_ps(_mm512_max_ps(o, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
@@ -128,19 +153,27 @@ inline bool level_taps(const LatentLevelView& level, AddressMode mode, __m512 u,
     taps.w10 = _mm512_mul_ps(fx, gy);
     taps.w01 = _mm512_mul_ps(gx, fy);
     taps.w11 = _mm512_mul_ps(fx, fy);
+    if (level.arithmetic == Arithmetic::binary16) {  // each weight rounded once to binary16
+        taps.w00 = round_to_fp16(taps.w00);
+        taps.w10 = round_to_fp16(taps.w10);
+        taps.w01 = round_to_fp16(taps.w01);
+        taps.w11 = round_to_fp16(taps.w11);
+    }
     return true;
 }
 
-// spec 6: the value of 16 codes; through the level's value table (in a register) up to 4 bits, else lo + q * step,
-// which is how the table's entries were computed.
-inline __m512 dequantise(const ModelLevel& level, __m512 table, __m512i q) {
+// spec 6: the value of 16 codes; through the level's value table (in a register) up to 4 bits; for 8 bits,
+// lo + q * step in the float32 arithmetic (how the table's entries were computed), else a gather from the table.
+inline __m512 dequantise(const ModelLevel& level, Arithmetic arithmetic, __m512 table, __m512i q) {
     if (level.bits <= 4) return _mm512_permutexvar_ps(q, table);
+    if (arithmetic == Arithmetic::binary16) return _mm512_i32gather_ps(q, level.values.data(), 4);
     return _mm512_add_ps(_mm512_set1_ps(level.lo), _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(level.step)));
 }
 
 // spec 8.3: the F features of one level for 16 texels into x[(first + j) * 16 + t]. Each 32-bit gather fetches
 // four consecutive codes of a tap (the level's codes are padded so the last one stays in bounds).
-inline void sample_level(const ModelLevel& level, int feature_count, const LevelTaps& taps, int first, float* x) {
+inline void sample_level(const ModelLevel& level, int feature_count, Arithmetic arithmetic, const LevelTaps& taps,
+                         int first, float* x) {
     const unsigned entries = 1u << std::min(level.bits, 4);
     const __m512 table = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << entries) - 1u), level.values.data());
     const __m512i byte = _mm512_set1_epi32(0xFF);
@@ -151,10 +184,10 @@ inline void sample_level(const ModelLevel& level, int feature_count, const Level
         __m512i qc = _mm512_i32gather_epi32(_mm512_add_epi32(taps.c, offset), level.codes.data(), 1);
         __m512i qd = _mm512_i32gather_epi32(_mm512_add_epi32(taps.d, offset), level.codes.data(), 1);
         for (int j = g; j < std::min(g + 4, feature_count); ++j) {
-            const __m512 a = dequantise(level, table, _mm512_and_si512(qa, byte));
-            const __m512 b = dequantise(level, table, _mm512_and_si512(qb, byte));
-            const __m512 c = dequantise(level, table, _mm512_and_si512(qc, byte));
-            const __m512 d = dequantise(level, table, _mm512_and_si512(qd, byte));
+            const __m512 a = dequantise(level, arithmetic, table, _mm512_and_si512(qa, byte));
+            const __m512 b = dequantise(level, arithmetic, table, _mm512_and_si512(qb, byte));
+            const __m512 c = dequantise(level, arithmetic, table, _mm512_and_si512(qc, byte));
+            const __m512 d = dequantise(level, arithmetic, table, _mm512_and_si512(qd, byte));
             // value = ((w00 * a + w10 * b) + w01 * c) + w11 * d
             const __m512 value =
                 _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(taps.w00, a), _mm512_mul_ps(taps.w10, b)),
@@ -198,8 +231,8 @@ bool assemble_input_x16(const Model& model, const TexelQuery* queries, float* x)
         return false;
     }
     const int f = model.feature_count;
-    sample_level(model.levels[static_cast<size_t>(k0)], f, taps0, 0, x);
-    sample_level(model.levels[static_cast<size_t>(k0) + 1], f, taps1, f, x);
+    sample_level(model.levels[static_cast<size_t>(k0)], f, model.arithmetic, taps0, 0, x);
+    sample_level(model.levels[static_cast<size_t>(k0) + 1], f, model.arithmetic, taps1, f, x);
     for (int o = 0; o < 3; ++o) {
         const __m512 s = _mm512_set1_ps(static_cast<float>(1 << o));
         const __m512 quarter = _mm512_set1_ps(0.25f);
@@ -231,6 +264,15 @@ void round_to_fp8_avx512(const float* in, float* out, size_t n) {
     if (i < n) {
         const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
         _mm512_mask_storeu_ps(out + i, mask, round_to_fp8(_mm512_maskz_loadu_ps(mask, in + i)));
+    }
+}
+
+void hgelu_clamped_binary16_avx512(const float* in, float* out, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, hgelu_clamped_binary16(_mm512_loadu_ps(in + i)));
+    if (i < n) {
+        const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(out + i, mask, hgelu_clamped_binary16(_mm512_maskz_loadu_ps(mask, in + i)));
     }
 }
 
@@ -288,8 +330,10 @@ void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int c
                                                 _mm512_set1_ps(layer.biases[n + 1]));
                 if (l < last) {
                     // the next layer's input, rounded to E4M3 (8.6) and packed as bf16 pairs.
-                    _mm512_store_si512(next + n / 2 * kTileTexels,
-                                       pack_pairs(round_to_fp8(hgelu_clamped(y0)), round_to_fp8(hgelu_clamped(y1))));
+                    const bool float32 = model.arithmetic == Arithmetic::float32;
+                    const __m512 a0 = float32 ? hgelu_clamped(y0) : hgelu_clamped_binary16(y0);
+                    const __m512 a1 = float32 ? hgelu_clamped(y1) : hgelu_clamped_binary16(y1);
+                    _mm512_store_si512(next + n / 2 * kTileTexels, pack_pairs(round_to_fp8(a0), round_to_fp8(a1)));
                 } else {
                     if (n < layer.output_width) {
                         _mm512_storeu_ps(out + n * kTileTexels,

@@ -76,7 +76,9 @@ void decode_tile_portable(const Model& model, const TexelQuery* queries, int cou
                 for (int t = 0; t < kTileTexels; ++t) {
                     const float y = layer_output(acc[t], layer.scales[m], layer.biases[m]);
                     if (l < last) {
-                        next[m * kTileTexels + static_cast<size_t>(t)] = round_to_fp8(hgelu_clamped(y));
+                        const float a =
+                            model.arithmetic == Arithmetic::float32 ? hgelu_clamped(y) : hgelu_clamped_binary16(y);
+                        next[m * kTileTexels + static_cast<size_t>(t)] = round_to_fp8(a);
                     } else if (m < static_cast<size_t>(layer.output_width)) {
                         out[m * kTileTexels + static_cast<size_t>(t)] =
                             output_transform(y, model.channel_lo[m], model.channel_hi[m]);

@@ -5,11 +5,14 @@
 
 namespace nmc {
 
-std::vector<float> latent_value_table(const LatentLevel& level) {
-    // spec 6: step_k = (hi_k - lo_k) / (2^b_k - 1); value = lo_k + q * step_k.
+std::vector<float> latent_value_table(const LatentLevel& level, Arithmetic arithmetic) {
+    // spec 6: step_k = (hi_k - lo_k) / (2^b_k - 1); value = lo_k + q * step_k, or f16(q * f16(step) + f16(lo)).
     const float step = latent_step(level.lo, level.hi, level.bits);
     std::vector<float> values(size_t{1} << level.bits);
-    for (uint32_t q = 0; q < values.size(); ++q) values[q] = dequantise_latent(level.lo, step, q);
+    for (uint32_t q = 0; q < values.size(); ++q) {
+        values[q] = arithmetic == Arithmetic::float32 ? dequantise_latent(level.lo, step, q)
+                                                      : dequantise_latent_binary16(level.lo, step, q);
+    }
     return values;
 }
 
@@ -41,8 +44,10 @@ SamplePosition sample_latents(const LatentLevelView& level, AddressMode mode, fl
     const uint8_t* b = level.codes + (static_cast<size_t>(ya) * w + static_cast<size_t>(xb)) * f;
     const uint8_t* c = level.codes + (static_cast<size_t>(yb) * w + static_cast<size_t>(xa)) * f;
     const uint8_t* d = level.codes + (static_cast<size_t>(yb) * w + static_cast<size_t>(xb)) * f;
-    // w00 = (1 - fx) * (1 - fy) ...; value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, on dequantised values.
-    const BilinearWeights weights = bilinear_weights(s.fx, s.fy);
+    // w00 = (1 - fx) * (1 - fy) ... (binary16 arithmetic: then each rounded to binary16);
+    // value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, on dequantised values.
+    const BilinearWeights weights =
+        level.arithmetic == Arithmetic::float32 ? bilinear_weights(s.fx, s.fy) : bilinear_weights_binary16(s.fx, s.fy);
     for (size_t j = 0; j < f; ++j) {
         out[j] = bilinear(weights, level.values[a[j]], level.values[b[j]], level.values[c[j]], level.values[d[j]]);
     }

@@ -1,13 +1,15 @@
 // The scalar arithmetic of docs/format-spec.md section 8, one function per step, in the spec's order and number
-// types. The CPU decoder runs these for every texel; the trainer and the CUDA decoder test against them.
-// Targets that link nmc_decoder_cpu compile with -ffp-contract=off: the spec forbids fusing a multiply and an add
-// that it writes as two steps, and the inline steps below are compiled in the user's files.
+// types; the `binary16` arithmetic's steps (spec 5.6) are the *_binary16 functions. The CPU decoder runs these for
+// every texel; the trainer and the CUDA decoder test against them. Targets that link nmc_decoder_cpu compile with
+// -ffp-contract=off: the spec forbids fusing a multiply and an add that it writes as two steps, and the inline steps
+// below are compiled in the user's files.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "core/number_formats.h"
 #include "core/texture_layout.h"
 #include "format/pack.h"
 
@@ -32,8 +34,15 @@ inline float dequantise_latent(float lo, float step, uint32_t q) {
     return lo + static_cast<float>(q) * step;
 }
 
-// spec 6: the value of every code of a level, values[q] for q in 0 .. 2^bits - 1.
-std::vector<float> latent_value_table(const LatentLevel& level);
+// spec 6, binary16 arithmetic: f16(q * f16(step) + f16(lo)), the exact value rounded once (binary64 holds it).
+inline float dequantise_latent_binary16(float lo, float step, uint32_t q) {
+    const double step16 = round_to_fp16_satfinite(step);
+    const double lo16 = round_to_fp16_satfinite(lo);
+    return round_to_fp16_satfinite(static_cast<double>(q) * step16 + lo16);
+}
+
+// spec 6: the value of every code of a level in the pack's arithmetic, values[q] for q in 0 .. 2^bits - 1.
+std::vector<float> latent_value_table(const LatentLevel& level, Arithmetic arithmetic);
 
 // A latent grid level as the sampler reads it. Pointers are borrowed.
 struct LatentLevelView {
@@ -42,6 +51,7 @@ struct LatentLevelView {
     int feature_count = 0;
     const uint8_t* codes = nullptr;  // (y * width + x) * feature_count + j
     const float* values = nullptr;   // latent_value_table of the level
+    Arithmetic arithmetic = Arithmetic::float32;
 };
 
 // spec 8: whole-texture decoding queries texel x of a mip of width w at u = (x + 0.5) / w (one add, one divide).
@@ -85,7 +95,15 @@ inline BilinearWeights bilinear_weights(float fx, float fy) {
     return {gx * gy, fx * gy, gx * fy, fx * fy};
 }
 
-// spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, every operation rounded separately.
+// spec 8.3, binary16 arithmetic: the float32 weights above, each rounded once to binary16.
+inline BilinearWeights bilinear_weights_binary16(float fx, float fy) {
+    const BilinearWeights w = bilinear_weights(fx, fy);
+    return {round_to_fp16_satfinite(w.w00), round_to_fp16_satfinite(w.w10), round_to_fp16_satfinite(w.w01),
+            round_to_fp16_satfinite(w.w11)};
+}
+
+// spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, every operation rounded separately. With the binary16
+// arithmetic's weights and values every product is exact, so this is its float32 sum in the order written.
 inline float bilinear(const BilinearWeights& w, float a, float b, float c, float d) {
     return ((w.w00 * a + w.w10 * b) + w.w01 * c) + w.w11 * d;
 }
@@ -114,6 +132,18 @@ void assemble_input(const LatentLevelView& level0, const LatentLevelView& level1
 inline float hgelu_clamped(float y) {
     const float t = spec_min(spec_max(y * 0.333333343f + 0.5f, 0.0f), 1.0f);
     return spec_min(y, 3.0f) * t;
+}
+
+// spec 8.6, binary16 arithmetic:
+//   h = f16(y)                                 satfinite
+//   t = min(max(f16(h * c + 0.5), 0), 1)       c = f16(1/3); the exact h * c + 0.5 rounded once
+//   a = f16(min(h, 3) * t)                     the exact product rounded once
+constexpr float kOneThirdBinary16 = 0.333251953125f;  // binary16 0x3555
+inline float hgelu_clamped_binary16(float y) {
+    const float h = round_to_fp16_satfinite(y);
+    const float t =
+        spec_min(spec_max(round_to_fp16_satfinite(static_cast<double>(h) * kOneThirdBinary16 + 0.5), 0.0f), 1.0f);
+    return round_to_fp16_satfinite(spec_min(h, 3.0f) * t);  // the float32 product of two binary16 values is exact
 }
 
 // spec 8.6: y = acc * scale + bias (a multiply, then an add); layers without scales use scale 1, which is exact.

@@ -1107,6 +1107,11 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         Result<CpuDecoder> check = CpuDecoder::create(pack, {1, CpuIsa::portable});
         if (!check.ok()) return check.status();
     }
+    if (pack.network.arithmetic != Arithmetic::float32) {
+        return Status(StatusCode::backend_unavailable,
+                      std::string("CudaDecoder: the pack uses the ") + to_string(pack.network.arithmetic) +
+                          " arithmetic (format 2.0), which only the CPU decoder decodes in this version");
+    }
     Result<CudaDeviceInfo> info = query_cuda_device(options.device);
     if (!info.ok()) return info.status();
     CudaMatmulPath path = options.path;

@@ -110,6 +110,26 @@ TEST(CompressCli, HiddenLayersAreStoredInThePack) {
     EXPECT_EQ(layers[2]["input_width"], 16);
 }
 
+// --arithmetic binary16 writes a format 2.0 pack that says so; nmc decodes it back (CPU decoder) and validates it.
+TEST(CompressCli, Binary16ArithmeticWritesAFormat2Pack) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string pack = dir.file("crate.nmc");
+    const CommandResult r =
+        run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --arithmetic binary16 --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse(r.out)["arithmetic"], "binary16") << r.out;
+    const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const Json j = parse(inspect.out);
+    EXPECT_EQ(j["format_version"], "2.0") << inspect.out;
+    EXPECT_EQ(j["network"]["arithmetic"], "binary16") << inspect.out;
+    const CommandResult text = run_nmc("inspect " + pack, dir.path());
+    EXPECT_NE(text.out.find("binary16 arithmetic"), std::string::npos) << text.out;
+    const CommandResult validate = run_nmc("validate " + pack + " --source " + dir.file("crate"), dir.path());
+    EXPECT_EQ(validate.exit_code, 0) << validate.out << validate.err;
+}
+
 TEST(CompressCli, BadInputFailsWithItsExitCodeAndWritesNothing) {
     TempDir dir;
     fs::create_directories(dir.file("empty"));
@@ -148,6 +168,8 @@ TEST(CompressCli, UsageErrorsExit2BeforeTraining) {
                                      std::string(" --target-psnr 30 --latent-shape 2,4,4"),
                                      std::string(" --latent-shape 2,4"), std::string(" --latent-shape 2,4,4,1"),
                                      std::string(" --latent-shape 2,4,4,17"), std::string(" --trainer fused"),
+                                     std::string(" --arithmetic binary8"),
+                                     std::string(" --arithmetic binary16 --trainer fused --device cuda"),
                                      std::string(" --hidden-layers 64,,32"), std::string(" --hidden-layers 64,x"),
                                      std::string(" --hidden-layers 300"), std::string(" --hidden-layers 0,16"),
                                      std::string(" --hidden-layers 8,8,8,8,8,8,8,8")}) {

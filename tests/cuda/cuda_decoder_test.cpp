@@ -172,6 +172,17 @@ TEST(CudaDecoder, SingleQueryAndEmptyQueryList) {
     EXPECT_EQ(out, expected);
 }
 
+// spec 5.6: the binary16 arithmetic (format 2.0) is the CPU decoder's only in this version; the CUDA decoder says
+// so before it looks for a device, so this runs on machines without one too.
+TEST(CudaDecoder, RefusesBinary16ArithmeticPacksClearly) {
+    Pack pack = test::make_random_pack(RandomPackOptions{});
+    pack.network.arithmetic = Arithmetic::binary16;
+    const Result<CudaDecoder> decoder = CudaDecoder::create(pack, {0, CudaMatmulPath::automatic, true});
+    ASSERT_FALSE(decoder.ok());
+    EXPECT_EQ(decoder.status().code(), StatusCode::backend_unavailable);
+    EXPECT_NE(decoder.status().message().find("binary16 arithmetic"), std::string::npos) << decoder.status().message();
+}
+
 TEST(CudaDecoder, TextureImagesEqualCpu) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     RandomPackOptions o;

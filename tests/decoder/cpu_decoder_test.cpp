@@ -9,6 +9,7 @@
 
 #include "core/number_formats.h"
 #include "decoder/cpu/cpu_decoder.h"
+#include "tests/decoder/binary16_reference.h"
 #include "tests/decoder/random_pack.h"
 
 namespace nmc {
@@ -18,8 +19,11 @@ using test::RandomPackOptions;
 
 // spec 8.1-8.7 for one query, written from the spec without the decoder's code. Each layer's sum is taken in
 // double: where every partial sum is exact in float32 (see ExactSums below), that is the float32 result of any
-// summation order, so it checks the decoders' sums rather than repeating them.
+// summation order, so it checks the decoders' sums rather than repeating them. The binary16 arithmetic's roundings
+// (spec 2.2) go through the compiler's _Float16 (binary16_reference.h), not core's.
 std::vector<float> spec_decode(const Pack& pack, float u, float v, int mip) {
+    using test::independent_f16;
+    const bool binary16 = pack.network.arithmetic == Arithmetic::binary16;
     const LatentGrids& grids = pack.latents;
     const int f = grids.feature_count;
     const int k0 = std::min(mip, static_cast<int>(grids.levels.size()) - 2);
@@ -47,12 +51,18 @@ std::vector<float> spec_decode(const Pack& pack, float u, float v, int mip) {
                                   static_cast<size_t>(wrap_or_clamp(tx, l.width))) *
                                      static_cast<size_t>(f) +
                                  static_cast<size_t>(j);
+            if (binary16) {  // spec 6: f16(q * f16(step) + f16(lo))
+                return independent_f16(static_cast<double>(l.codes[index]) * independent_f16(step) +
+                                       independent_f16(l.lo));
+            }
             return l.lo + static_cast<float>(l.codes[index]) * step;
         };
-        const float w00 = (1.0f - fx) * (1.0f - fy);
-        const float w10 = fx * (1.0f - fy);
-        const float w01 = (1.0f - fx) * fy;
-        const float w11 = fx * fy;
+        // spec 8.3; binary16: each float32 weight rounded once, then the same sum (its products are exact).
+        auto weight = [&](float w) { return binary16 ? independent_f16(w) : w; };
+        const float w00 = weight((1.0f - fx) * (1.0f - fy));
+        const float w10 = weight(fx * (1.0f - fy));
+        const float w01 = weight((1.0f - fx) * fy);
+        const float w11 = weight(fx * fy);
         for (int j = 0; j < f; ++j) {
             x[static_cast<size_t>(level * f + j)] =
                 ((w00 * feature(x0, y0, j) + w10 * feature(x0 + 1, y0, j)) + w01 * feature(x0, y0 + 1, j)) +
@@ -86,8 +96,12 @@ std::vector<float> spec_decode(const Pack& pack, float u, float v, int mip) {
             if (layer.has_scale()) yn = yn * layer.scales[static_cast<size_t>(n)];
             yn = yn + fp16_to_float(layer.biases[static_cast<size_t>(n)]);
             if (li + 1 < pack.network.layers.size()) {
+                if (binary16) {
+                    yn = test::independent_hgelu_binary16(yn);
+                } else {
                 const float t = std::min(std::max(yn * 0.333333343f + 0.5f, 0.0f), 1.0f);
                 yn = std::min(yn, 3.0f) * t;
+            }
             }
             y[static_cast<size_t>(n)] = yn;
         }
@@ -149,6 +163,54 @@ TEST(CpuDecoder, ExactSumsMatchSpecBitForBitOnEveryIsaAndMip) {
                 // == on floats: exact, and -0.0 == +0.0 (the spec's std::min/max here may keep a -0.0 that
                 // minps/maxps turn into +0.0; both are the same value).
                 EXPECT_EQ(decode_mip(decoder, mip), expected) << decoder.isa_name() << " mip " << mip;
+            }
+        }
+    }
+}
+
+// spec 2.2, 6, 8.3, 8.6 with network.arithmetic binary16, on the exact-sum packs: every ISA bit for bit with the
+// spec, on whole mips and on random queries (inside the unit square: the AVX-512 sampler; outside: the scalar one).
+// The same packs decode differently under float32, so the arithmetic really switched.
+TEST(CpuDecoder, Binary16ArithmeticMatchesSpecBitForBitOnEveryIsa) {
+    for (const test::ExactCase& c : test::exact_sum_cases()) {
+        SCOPED_TRACE(c.name);
+        Pack pack = test::make_random_pack(c.options);
+        const CpuDecoder float32_decoder = make_decoder(pack, CpuIsa::portable);
+        pack.network.arithmetic = Arithmetic::binary16;
+        std::vector<CpuDecoder> decoders;
+        for (CpuIsa isa : available_isas(pack)) decoders.push_back(make_decoder(pack, isa));
+        size_t differ_from_float32 = 0;
+        for (int mip = 0; mip < pack.material.mip_count; ++mip) {
+            const std::vector<std::vector<float>> expected = spec_decode_mip(pack, mip);
+            for (const CpuDecoder& decoder : decoders) {
+                EXPECT_EQ(decode_mip(decoder, mip), expected) << decoder.isa_name() << " mip " << mip;
+            }
+            const std::vector<std::vector<float>> float32 = decode_mip(float32_decoder, mip);
+            for (size_t ch = 0; ch < float32.size(); ++ch) {
+                for (size_t i = 0; i < float32[ch].size(); ++i)
+                    differ_from_float32 += float32[ch][i] != expected[ch][i];
+            }
+        }
+        EXPECT_GT(differ_from_float32, 0u);
+        std::mt19937 rng(c.options.seed);
+        std::vector<TexelQuery> queries;
+        for (int i = 0; i < 160; ++i) {
+            const float range = i < 96 ? 1.0f : 3.0f;  // 96 inside the unit square (whole tiles), 64 around it
+            const float offset = i < 96 ? 0.0f : -1.0f;
+            queries.push_back({std::uniform_real_distribution<float>(0.0f, range)(rng) + offset,
+                               std::uniform_real_distribution<float>(0.0f, range)(rng) + offset,
+                               i < 96 ? (i / 16) % pack.material.mip_count
+                                      : std::uniform_int_distribution<int>(0, pack.material.mip_count - 1)(rng)});
+        }
+        for (const CpuDecoder& decoder : decoders) {
+            std::vector<float> values;
+            ASSERT_TRUE(decoder.decode_queries(queries, values).ok());
+            const size_t channels = pack.channels.size();
+            for (size_t i = 0; i < queries.size(); ++i) {
+                const std::vector<float> expected = spec_decode(pack, queries[i].u, queries[i].v, queries[i].mip);
+                for (size_t ch = 0; ch < channels; ++ch) {
+                    ASSERT_EQ(values[i * channels + ch], expected[ch]) << decoder.isa_name() << " query " << i;
+                }
             }
         }
     }

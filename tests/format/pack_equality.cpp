@@ -77,7 +77,8 @@ bool expect_same_pack(const Pack& a, const Pack& b) {
         latents = same_level(a.latents.levels[k], b.latents.levels[k]);
     EXPECT_TRUE(latents) << "latents differ";
 
-    bool network = a.network.activation == b.network.activation && a.network.layers.size() == b.network.layers.size();
+    bool network = a.network.activation == b.network.activation && a.network.arithmetic == b.network.arithmetic &&
+                   a.network.layers.size() == b.network.layers.size();
     for (size_t l = 0; network && l < a.network.layers.size(); ++l)
         network = same_layer(a.network.layers[l], b.network.layers[l]);
     EXPECT_TRUE(network) << "network differs";

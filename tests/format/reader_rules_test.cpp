@@ -59,11 +59,54 @@ TEST(ReaderRules, BadMagicIsNotRecognized) {
     expect_rejected({}, StatusCode::not_recognized, "empty file");
 }
 
-TEST(ReaderRules, MajorVersion2IsUnsupported) {
+TEST(ReaderRules, MajorVersion3IsUnsupported) {
     std::vector<uint8_t> bytes = golden();
-    bytes[8] = 2;
+    bytes[8] = 3;
     testing::fix_checksums(bytes);
-    expect_rejected(bytes, StatusCode::version_unsupported, "format version 2.0");
+    expect_rejected(bytes, StatusCode::version_unsupported, "format version 3.0 is not supported");
+    bytes[8] = 0;
+    testing::fix_checksums(bytes);
+    expect_rejected(bytes, StatusCode::version_unsupported, "format version 0.0 is not supported");
+}
+
+// `bytes` under another major version, checksums fixed.
+std::vector<uint8_t> as_major(std::vector<uint8_t> bytes, uint8_t major) {
+    bytes[8] = major;
+    testing::fix_checksums(bytes);
+    return bytes;
+}
+
+// spec 5.6, 10 and 11: network.arithmetic and the major version agree.
+TEST(ReaderRules, ArithmeticAndMajorVersionAgree) {
+    auto binary16 = [](ordered_json& j) { j["network"]["arithmetic"] = "binary16"; };
+    auto float32 = [](ordered_json& j) { j["network"]["arithmetic"] = "float32"; };
+    expect_rejected(with_meta(binary16), StatusCode::corrupt,
+                    "'network.arithmetic': a format 1.x pack decodes with 'float32', got 'binary16'");
+    expect_rejected(as_major(golden(), 2), StatusCode::corrupt,
+                    "'network.arithmetic': missing, required in a format 2.x pack");
+    expect_rejected(as_major(with_meta([](ordered_json& j) { j["network"]["arithmetic"] = "bfloat16"; }), 2),
+                    StatusCode::corrupt, "'network.arithmetic': expected 'float32' or 'binary16', got 'bfloat16'");
+    expect_rejected(as_major(with_meta([](ordered_json& j) { j["network"]["arithmetic"] = 16; }), 2),
+                    StatusCode::corrupt, "'network.arithmetic'");
+
+    const std::vector<uint8_t> v2 = as_major(with_meta(binary16), 2);
+    Result<Pack> pack = read_pack(v2.data(), v2.size());
+    ASSERT_TRUE(pack.ok()) << pack.status().to_string();
+    EXPECT_EQ(pack->network.arithmetic, Arithmetic::binary16);
+    expect_accepted(with_meta(float32));               // 1.x saying what it is anyway
+    expect_accepted(as_major(with_meta(float32), 2));  // 2.x may name float32 (a writer would write 1.0)
+}
+
+// spec 9: binary16 dequantisation stays far from binary16's largest value.
+TEST(ReaderRules, Binary16LatentRangeLimit) {
+    expect_rejected(as_major(with_meta([](ordered_json& j) {
+                                 j["network"]["arithmetic"] = "binary16";
+                                 j["latents"]["levels"][2]["range"] = {-1.0, 40000.0};
+                             }),
+                             2),
+                    StatusCode::limit_exceeded,
+                    "'latents.levels[2].range': [-1.000000, 40000.000000] outside [-32768, 32768]");
+    expect_accepted(with_meta([](ordered_json& j) { j["latents"]["levels"][2]["range"] = {-1.0, 40000.0}; }));
 }
 
 TEST(ReaderRules, AnyMinorVersionIsAccepted) {

@@ -32,6 +32,29 @@ TEST(RoundTrip, UncompressedPackReadsBackIdentical) {
     for (const SectionEntry& e : info.sections) EXPECT_EQ(e.compression, 0) << e.fourcc;
 }
 
+// spec 5.6 and 11: a binary16 pack is written as 2.0 with network.arithmetic; a float32 pack stays 1.0 without it.
+TEST(RoundTrip, ArithmeticSurvivesAndPicksTheMajorVersion) {
+    Pack pack = testing::make_golden_pack();
+    ContainerInfo info;
+    const std::vector<uint8_t> float32_bytes = write_pack(pack, testing::golden_write_options()).value();
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(float32_bytes, &info)));
+    EXPECT_EQ(info.version_major, 1);
+    const std::string float32_text(float32_bytes.begin(), float32_bytes.end());
+    EXPECT_EQ(float32_text.find("arithmetic"), std::string::npos);
+
+    pack.network.arithmetic = Arithmetic::binary16;
+    WriteOptions options;
+    options.compress = false;  // the metadata readable in the bytes
+    const std::vector<uint8_t> binary16_bytes = write_pack(pack, options).value();
+    const Pack back = read_back(binary16_bytes, &info);
+    EXPECT_TRUE(testing::expect_same_pack(pack, back));
+    EXPECT_EQ(back.network.arithmetic, Arithmetic::binary16);
+    EXPECT_EQ(info.version_major, 2);
+    EXPECT_EQ(info.version_minor, 0);
+    const std::string binary16_text(binary16_bytes.begin(), binary16_bytes.end());
+    EXPECT_NE(binary16_text.find("\"arithmetic\":\"binary16\""), std::string::npos);
+}
+
 TEST(RoundTrip, ZstdPackReadsBackIdenticalAndCompressesMetadata) {
     const Pack pack = testing::make_golden_pack();
     Result<std::vector<uint8_t>> bytes = write_pack(pack);
