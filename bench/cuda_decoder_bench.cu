@@ -266,6 +266,22 @@ int main(int argc, char** argv) {
         report(nmc::to_string(decoder.path()), what.c_str(),
                median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
     }
+    // The same pack in the binary16 arithmetic (spec 5.6, format 2.0): the decoder of 2.0 packs, whole mips and
+    // random queries, on both kernels where the warpgroup kernel runs.
+    nmc::Pack pack16 = pack;
+    pack16.network.arithmetic = nmc::Arithmetic::binary16;
+    for (const bool warpgroup : {true, false}) {
+        if (!warpgroup && !decoders[0].runs_warpgroup_kernel()) continue;
+        for (const nmc::CudaDecoder& decoder : decoders_for(pack16, warpgroup)) {
+            const std::string full = std::string("full decode, binary16, ") + kernel_name(decoder);
+            report(nmc::to_string(decoder.path()), full.c_str(),
+                   median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
+            const std::string random = std::string("random queries, binary16, ") + kernel_name(decoder);
+            report(nmc::to_string(decoder.path()), random.c_str(),
+                   median_ms([&] { check(decoder.decode_queries_on_device(d_queries, queries.size(), d_query_out)); }),
+                   texels0);
+        }
+    }
     BENCH_CHECK(cudaFree(d_out));
 
     auto cpu = nmc::CpuDecoder::create(pack);

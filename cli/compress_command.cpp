@@ -145,11 +145,6 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
             return kExitUsage;
         }
     }
-    if (o.trainer == "fused" && o.arithmetic != "float32") {
-        print_error(Status(StatusCode::invalid_argument, "--trainer fused computes the float32 arithmetic: train "
-                                                         "--arithmetic " + o.arithmetic + " with --trainer eager or auto"));
-        return kExitUsage;
-    }
     if (o.trainer == "fused" && o.device == "cpu") {
         print_error(Status(StatusCode::invalid_argument,
                            "--trainer fused runs on CUDA devices: add --device cuda[:N], or use --trainer auto or eager"));
@@ -488,8 +483,8 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->capture_default_str();
     command->add_option("--arithmetic", options->arithmetic,
                         "Decoding arithmetic of the pack (docs/format-spec.md 5.6): float32 (format 1.0) or binary16 "
-                        "(format 2.0: binary16 sampling and activations, for faster GPU decoders; trains eager, "
-                        "decodes on the CPU decoder in this version)")
+                        "(format 2.0: binary16 sampling and activations, for faster GPU decoders; decodes on the CPU "
+                        "decoder in this version)")
         ->check(CLI::IsMember({"float32", "binary16"}))
         ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,

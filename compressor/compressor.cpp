@@ -153,7 +153,7 @@ std::optional<LatentRounding> latent_rounding_from_string(const std::string& s) 
 bool trains_fused(const CompressOptions& options) {
 #if NMC_HAS_FUSED_TRAINER
     // The kernels' own rule on the hidden layers (any F gives an input width they take, any C up to 16 an output).
-    if (options.trainer == TrainerPath::eager || options.arithmetic != Arithmetic::float32 ||
+    if (options.trainer == TrainerPath::eager ||
         !fused::network_supported(nmc::network_shape(1, 1, options.network).widths))
         return false;
     const std::optional<int> index = cuda_index_of_device(options.device);

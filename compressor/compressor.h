@@ -85,9 +85,8 @@ struct CompressOptions {
     std::string tool = "nmc";                // written to the pack's encoder info
 };
 
-// Whether a run of these options trains on the fused CUDA trainer: not `eager`, the float32 arithmetic, a CUDA
-// device the fused kernels accept, a build with them, and the network they train (64-64-64). Compressor::create
-// decides the same.
+// Whether a run of these options trains on the fused CUDA trainer: not `eager`, a CUDA device the fused kernels
+// accept, a build with them, and the network they train (64-64-64). Compressor::create decides the same.
 bool trains_fused(const CompressOptions& options);
 
 // The schedule a run of these options trains: the preset's for its trainer (trains_fused), with the options'

@@ -29,10 +29,6 @@ std::vector<float> to_host(const torch::Tensor& t) {
 Status FusedTraining::available(const Model& model, const torch::Device& device) {
     if (!device.is_cuda())
         return Status(StatusCode::invalid_argument, "the fused trainer runs on CUDA devices only (--device cuda[:N])");
-    if (model.arithmetic != Arithmetic::float32)
-        return Status(StatusCode::invalid_argument, std::string("the fused trainer computes the float32 arithmetic; ") +
-                                                        to_string(model.arithmetic) +
-                                                        " packs train on the eager trainer (--trainer eager)");
     if (!fused::network_supported(model.network.widths))
         return Status(StatusCode::invalid_argument,
                       "the fused trainer trains the default network (round_up(2F + 13, 16) -> 64 -> 64 -> 64 -> C, "
@@ -64,6 +60,7 @@ Result<std::unique_ptr<FusedTraining>> FusedTraining::create(Model& model, const
     g.latent_lo = model.latent_lo;
     g.latent_hi = model.latent_hi;
     g.latent_bits = model.shape.bits;
+    g.binary16 = model.arithmetic == Arithmetic::binary16;
     g.input_width = model.network.widths.front();
     g.channel_count = model.network.widths.back();
     g.output_weights = output_weights(output_layer);

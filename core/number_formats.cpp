@@ -2,7 +2,9 @@
 // not depend on the floating-point environment or the compiler's contraction choices.
 #include "core/number_formats.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace nmc {
 namespace {
@@ -108,17 +110,23 @@ uint16_t float_to_fp16(float x) {
 }
 
 float round_to_fp16_satfinite(double x) {
-    if (std::isnan(x)) return static_cast<float>(x);
-    const double magnitude = std::fabs(x);
-    // Everything above 65504 rounds to 65504 or (to nearest) to infinity, which saturates to 65504.
-    if (magnitude >= kFp16Max) return std::copysign(kFp16Max, static_cast<float>(x));
-    // The quantum at this magnitude: 2^-24 below 2^-14 (subnormals), else 2^(e - 10) for magnitude in [2^e, 2^(e+1)).
-    // Scaling by a power of two is exact; nearbyint rounds to nearest even under the default rounding mode.
-    int exponent = 0;
-    std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
-    const int quantum_exponent = exponent - 1 < -14 ? -24 : exponent - 1 - 10;
-    const double rounded = std::ldexp(std::nearbyint(std::ldexp(magnitude, -quantum_exponent)), quantum_exponent);
-    return std::copysign(static_cast<float>(rounded), static_cast<float>(x));
+    // The "magic number" rounding of binary64: for |x| in [2^e, 2^(e+1)), adding m = 2^(e+42) leaves a binary64 whose
+    // last mantissa bit is worth 2^(e-10), binary16's step at that exponent, so the add rounds |x| to binary16
+    // precision (to nearest, ties to even) and subtracting m again is exact. Below 2^-14 the step is the subnormal
+    // step 2^-24, so e is clamped to -14. |x| is clamped to 65504 first: every larger magnitude saturates there
+    // (satfinite), and those between 65504 and 65520 round to it anyway. NaN is returned as it is. Like all of nmc's
+    // arithmetic, this assumes the default rounding mode (to nearest).
+    constexpr uint64_t kExponentMask = 0x7FF0000000000000ull;
+    constexpr uint64_t kMinNormalBits = uint64_t{1023 - 14} << 52;  // 2^-14
+    constexpr uint64_t kShift = uint64_t{42} << 52;                 // times 2^42
+    const double magnitude = std::fmin(std::fabs(x), static_cast<double>(kFp16Max));
+    uint64_t bits;
+    std::memcpy(&bits, &magnitude, sizeof bits);
+    const uint64_t magic_bits = std::max(bits & kExponentMask, kMinNormalBits) + kShift;
+    double magic;
+    std::memcpy(&magic, &magic_bits, sizeof magic);
+    const double rounded = (magnitude + magic) - magic;
+    return std::isnan(x) ? static_cast<float>(x) : std::copysign(static_cast<float>(rounded), static_cast<float>(x));
 }
 
 }  // namespace nmc

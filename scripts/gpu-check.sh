@@ -221,6 +221,19 @@ if [ -x build-gpu/bench/nmc_fused_training_bench ] && [ -d ../shared/materials ]
       "$out/compress-metal009-$steps.json" "$wall" 2>/dev/null || tail -c 600 "$out/compress-metal009-$steps.log"
     rm -f "$out/metal009-$steps.nmc"
   done
+  # The binary16 arithmetic (format 2.0) end to end: the 20000-step run above in binary16 on the fused trainer (compare
+  # its psnr8 with the float32 line), then validate on the GPU decoder and on the CPU one (the same PSNR to 0.01 dB).
+  step "bench: nmc compress ambientcg_metal009_2k --quality best --steps 20000 --bpp 5.378 --arithmetic binary16 --device cuda"
+  build-gpu/cli/nmc compress ../shared/materials/ambientcg_metal009_2k -o "$out/metal009-binary16.nmc" --quality best \
+    --steps 20000 --device cuda --trainer fused --bpp 5.378 --seed 1 --arithmetic binary16 --force --json \
+    >"$out/compress-metal009-binary16.json" 2>"$out/compress-metal009-binary16.log" || status=1
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in ("arithmetic", "trainer", "psnr_db", "psnr8_mip0_db", "bits_per_texel", "training_seconds")})' \
+    "$out/compress-metal009-binary16.json" 2>/dev/null || tail -c 600 "$out/compress-metal009-binary16.log"
+  for device in cuda cpu; do
+    build-gpu/cli/nmc validate "$out/metal009-binary16.nmc" --source ../shared/materials/ambientcg_metal009_2k \
+      --device "$device" >"$out/validate-metal009-binary16-$device.txt" 2>&1 || status=1
+    echo "validate --device $device:"; grep -E "PSNR|verdict" "$out/validate-metal009-binary16-$device.txt"
+  done
 fi
 
 if [ -d "${NMC_BENCH_MATERIALS:-bench-materials}" ] && [ -x build-gpu/cli/nmc ]; then

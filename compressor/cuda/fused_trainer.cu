@@ -143,6 +143,7 @@ kernels::TrainArgs FusedTrainer::Impl::train_args(int batch, int64_t step, bool 
     a.wrap = geometry.wrap ? 1 : 0;
     a.latent_noise = latent_noise ? 1 : 0;
     a.round_latents = round_latents ? 1 : 0;
+    a.binary16 = geometry.binary16 ? 1 : 0;
     a.latent_lo = geometry.latent_lo;
     a.train_latents = train_latents ? 1 : 0;
     a.weight_units = 0;

@@ -36,6 +36,7 @@ struct ModelGeometry {
     float latent_lo = -1.0f;                      // latent value range; the noise is +-half a step of
     float latent_hi = 1.0f;                       // (hi - lo) / (2^bits - 1)
     int latent_bits = 4;
+    bool binary16 = false;                        // spec 5.6's binary16 arithmetic in the forward pass
     int input_width = 0;                          // layer 0's input: round_up(2F + 13, 16), at most 48
     int channel_count = 0;                        // C, 1..16
     OutputWeights output_weights = OutputWeights::int8_scaled;

@@ -45,6 +45,7 @@ constexpr int kScratchStride = 40;       // floats per texel row of the layer-0 
 constexpr float kGradientScale = 16.0f;
 constexpr float kHalfMax = 65504.0f;
 constexpr float kOneThird = 0.333333343f;  // float32(1/3), spec 8.6
+constexpr float kOneThirdBinary16 = 0.333251953125f;  // f16(1/3), binary16 0x3555: spec 8.6's binary16 arithmetic
 constexpr float kMinScale = 1e-8f;         // as Model::quantize_layer: an all-zero row keeps a finite scale
 
 // Layer l's widths: inputs I_l = {input_width, 64, 64, 64}; outputs padded to {64, 64, 64, 16}.
@@ -162,6 +163,7 @@ struct TrainArgs {
     int wrap = 1;
     int latent_noise = 0;
     int round_latents = 0;  // sample the latents' code values (spec 6), gradients straight through
+    int binary16 = 0;       // spec 5.6's binary16 arithmetic in the forward pass (its roundings straight through)
     int train_latents = 0;
     int weight_units = 0;  // 16x16 weight-gradient tiles
     int bias_units = 0;    // 16-row bias strips
@@ -321,6 +323,16 @@ __device__ __forceinline__ float hgelu(float y, float& derivative) {
     return capped * gate;
 }
 
+// spec 8.6's binary16 activation with hgelu's derivative at y (the roundings pass the gradient straight through):
+// h = f16(y) (y clamped to +-65504 first: satfinite), t = sat(f16(h * c + 0.5)) (one HFMA rounding of the exact
+// value, then the clamp), a = f16(min(h, 3) * t) (one HMUL rounding).
+__device__ __forceinline__ float hgelu_binary16(float y, float& derivative) {
+    hgelu(y, derivative);
+    const __half h = __float2half_rn(fminf(fmaxf(y, -kHalfMax), kHalfMax));
+    const __half t = __hfma_sat(h, __float2half_rn(kOneThirdBinary16), __float2half_rn(0.5f));
+    return __half2float(__hmul(__hmin(h, __float2half_rn(3.0f)), t));
+}
+
 // ---- the step kernel -------------------------------------------------------------------------------------------
 
 // Unit u of the weight-gradient tiles: layer l, 16-row strip p (outputs), 16-column tile q (inputs).
@@ -451,6 +463,11 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
         weight[1] = fx * (1.0f - fy);
         weight[2] = (1.0f - fx) * fy;
         weight[3] = fx * fy;
+        const bool binary16 = a.binary16 != 0;
+        if (binary16) {  // spec 8.3, binary16 arithmetic: each weight rounded once (in the latent gradient too)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) weight[c] = __half2float(__float2half_rn(weight[c]));
+        }
         const uint64_t noise_key = mix64(a.stream_key ^ (0xD1B54A32D192ED03ull + static_cast<uint64_t>(position)));
         const uint32_t noise_lo = static_cast<uint32_t>(noise_key);
         const uint32_t noise_hi = static_cast<uint32_t>(noise_key >> 32);
@@ -460,9 +477,15 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
         const float latent_lo = a.latent_lo;
         // The corner value of corner c, feature f, as the eager trainer: its code value lo + q * step with
         // q = rint((value - lo) / step) (round_latents; the latents stay in [lo, hi], so q is a valid code, the
-        // value Compressor's freeze writes), or value + (rand - 0.5) * step (latent_noise), or the value itself.
+        // value Compressor's freeze writes; binary16: f16(q * f16(step) + f16(lo)), one HFMA rounding of the exact
+        // value), or value + (rand - 0.5) * step (latent_noise), or the value itself.
+        const __half step16 = __float2half_rn(noise_step);
+        const __half lo16 = __float2half_rn(latent_lo);
         auto corner_value = [&](float value, int c, int f) {
-            if (round_codes) return rintf((value - latent_lo) / noise_step) * noise_step + latent_lo;
+            if (round_codes) {
+                const float q = rintf((value - latent_lo) / noise_step);
+                return binary16 ? __half2float(__hfma(__float2half_rn(q), step16, lo16)) : q * noise_step + latent_lo;
+            }
             if (!noise) return value;
             const uint32_t h = mix32(noise_lo ^ mix32(noise_hi + static_cast<uint32_t>((level_sel * 4 + c) * 16 + f)));
             return value + (uniform01(h) - 0.5f) * noise_step;
@@ -552,8 +575,10 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
                     for (int h = 0; h < 2; ++h) {
                         const int row = row0 + g + 8 * h;
                         float d0, d1;
-                        const float a0 = hgelu(acc[j][2 * h] + b0, d0);
-                        const float a1 = hgelu(acc[j][2 * h + 1] + b1, d1);
+                        const float y0 = acc[j][2 * h] + b0;
+                        const float y1 = acc[j][2 * h + 1] + b1;
+                        const float a0 = a.binary16 ? hgelu_binary16(y0, d0) : hgelu(y0, d0);
+                        const float a1 = a.binary16 ? hgelu_binary16(y1, d1) : hgelu(y1, d1);
                         const uint32_t x = fp8_pair(a0, a1);
                         *reinterpret_cast<uint32_t*>(x_next + row * xs + n) = x;
                         *reinterpret_cast<uint32_t*>(deriv + row * ds + n) = half2_bits(__floats2half2_rn(d0, d1));

@@ -257,7 +257,9 @@ __device__ __forceinline__ uint8_t* warpgroup_shared_setup(const ModelDesc& md, 
 // spec 8.1-8.6 for the warpgroup's 64 texels (warp w's 16 at rows 16w ..): lane (r = lane % 16, half = lane / 16)
 // passes texel r's (u, v, mip) (both halves the same), samples level k0 + half of it and does half of spec 8.4-8.5,
 // then every layer runs on wgmma. result[4j + e]:
-// the last layer's y for channel 8j + 2t + (e & 1) of row g + 8 (e >> 1). All 128 threads call it together.
+// the last layer's y for channel 8j + 2t + (e & 1) of row g + 8 (e >> 1). kBinary16: in the binary16 arithmetic
+// (spec 5.6). All 128 threads call it together.
+template <bool kBinary16>
 __device__ __forceinline__ void warpgroup_decode(const ModelDesc& md, const uint8_t* weights, const float* params,
                                                  uint8_t* staging, float u, float v, int mip, float (&result)[8]) {
     const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -271,7 +273,7 @@ __device__ __forceinline__ void warpgroup_decode(const ModelDesc& md, const uint
     const int k0 = mip < md.level_count - 2 ? mip : md.level_count - 2;
     uint8_t* row = staging + r * row_stride;
     __syncwarp();  // the previous group's reads of these rows are done
-    const float2 p = sample_level(md.levels[k0 + half], f, wrap, u, v, row + half * f);
+    const float2 p = sample_level<kBinary16>(md.levels[k0 + half], f, wrap, u, v, row + half * f);
     // spec 8.4-8.5 from level k0's (px, py), split evenly (the same code in every lane): pairs 0-2 in half 0, pairs 3-5
     // in half 1 (its own p is level k0 + 1's: it recomputes level k0's with sample_level's operations), and the mip
     // in half 0.
@@ -299,15 +301,16 @@ __device__ __forceinline__ void warpgroup_decode(const ModelDesc& md, const uint
     uint32_t out[4][4];
     for (int l = 0; l + 1 < md.layer_count; ++l) {
         const LayerDesc& layer = md.layers[l];
-        warpgroup_layer_of_kind<false>(layer.kind, weights + layer.weight_offset, params + layer.param_offset, in, out,
-                                       result);
+        warpgroup_layer_of_kind<false, kBinary16>(layer.kind, weights + layer.weight_offset,
+                                                  params + layer.param_offset, in, out, result);
 #pragma unroll
         for (int kc = 0; kc < 4; ++kc)
 #pragma unroll
             for (int k = 0; k < 4; ++k) in[kc][k] = out[kc][k];
     }
     const LayerDesc& last = md.layers[md.layer_count - 1];
-    warpgroup_layer_of_kind<true>(last.kind, weights + last.weight_offset, params + last.param_offset, in, out, result);
+    warpgroup_layer_of_kind<true, kBinary16>(last.kind, weights + last.weight_offset, params + last.param_offset, in,
+                                             out, result);
 }
 
 // This lane's four channels 8j + 2t + e (slot q = 2j + e): the channel, or -1 past the pack's channels, and spec
@@ -362,8 +365,8 @@ struct WarpgroupThread {
 // (row-major) of one mip, `job.tile_start` counting group tiles; warp w owns texels 16w .. 16w + 15 of a group; each
 // lane writes its own outputs (channels 8j + 2t + e of rows g and g + 8) straight from the accumulator layout (kErrors:
 // the squared-error sums against job.ref, and job.out where not null). The loop conditions are uniform across the
-// block, as wgmma needs.
-template <int kMinBlocks, bool kErrors>
+// block, as wgmma needs. kBinary16: packs of the binary16 arithmetic (spec 5.6).
+template <int kMinBlocks, bool kErrors, bool kBinary16>
 __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     decode_grid_warpgroup_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
@@ -397,7 +400,7 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
             v = (static_cast<float>(y) + 0.5f) / static_cast<float>(h);
         }
         float result[8];
-        warpgroup_decode(md, self.weights, self.params, self.staging, u, v, m, result);
+        warpgroup_decode<kBinary16>(md, self.weights, self.params, self.staging, u, v, m, result);
         // Mip m's planes: channel c's texel i at c * texels + i (32-bit: at most 16 planes of 2^28 texels, spec 9).
         const size_t base = job.out_offset[m];
         if constexpr (!kErrors) {
@@ -550,7 +553,7 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
 
 // Random queries on Hopper: the warpgroup kernel over groups of 64 consecutive queries (warp w's 16 at 16w ..); each
 // lane's mip picks its own levels. Queries past the end decode (0.5, 0.5, mip 0) and are not written.
-template <int kMinBlocks>
+template <int kMinBlocks, bool kBinary16>
 __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     decode_queries_warpgroup_kernel(const __grid_constant__ ModelDesc md, QueryJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
@@ -561,7 +564,7 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
         const size_t i = first + (threadIdx.x & 15u);
         const TexelQuery q = i < job.count ? job.queries[i] : TexelQuery{0.5f, 0.5f, 0};
         float result[8];
-        warpgroup_decode(md, self.weights, self.params, self.staging, q.u, q.v, q.mip, result);
+        warpgroup_decode<kBinary16>(md, self.weights, self.params, self.staging, q.u, q.v, q.mip, result);
         self.channels.for_each_value(result, [&](int c, int side, float value) {
             const size_t query = first + static_cast<size_t>(self.g + 8 * side);
             if (query < job.count)
@@ -575,8 +578,9 @@ __global__ void warpgroup_probe_kernel(int* out) {
     *out = NMC_HAS_WGMMA;
 }
 
-// Random queries: warp tiles of 32 consecutive queries; batch kernels read each query's pack from `models`.
-template <int kMaxK, int kMTiles, int kMinBlocks, bool kSharedWeights, bool kBatch>
+// Random queries: warp tiles of 32 consecutive queries, in kStages' arithmetic (kStagesFull or kStagesFullBinary16);
+// batch kernels read each query's pack from `models`, and decode each in its own arithmetic (kStages unused).
+template <int kMaxK, int kMTiles, int kMinBlocks, bool kSharedWeights, bool kBatch, int kStages = kStagesFull>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
     decode_queries_kernel(const __grid_constant__ ModelDesc md, const ModelDesc* models, QueryJob job) {
     extern __shared__ __align__(16) uint8_t shared[];
@@ -599,8 +603,8 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
         if constexpr (!kBatch) {
             const TexelQuery q = valid ? job.queries[i] : TexelQuery{};
             float values[kMaxChannels];
-            decode_warp<kMaxK, kMTiles, kSharedWeights, kSpecialise, kStagesFull>(md, weights, params, staging, q.u,
-                                                                                  q.v, q.mip, valid, 0u, values);
+            decode_warp<kMaxK, kMTiles, kSharedWeights, kSpecialise, kStages>(md, weights, params, staging, q.u, q.v,
+                                                                              q.mip, valid, 0u, values);
             if (valid)
 #pragma unroll
                 for (int c = 0; c < kMaxChannels; ++c)
@@ -618,8 +622,13 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
                 const unsigned members = __ballot_sync(0xFFFFFFFFu, mine);
                 const ModelDesc& model = models[pack];
                 float values[kMaxChannels];
-                decode_warp<kMaxK, kMTiles, kSharedWeights, kSpecialise, kStagesFull>(
-                    model, model.weights, model.params, staging, q.u, q.v, q.mip, mine, 0u, values);
+                if (model.binary16) {  // uniform: every lane of the warp runs `pack`
+                    decode_warp<kMaxK, kMTiles, kSharedWeights, kSpecialise, kStagesFullBinary16>(
+                        model, model.weights, model.params, staging, q.u, q.v, q.mip, mine, 0u, values);
+                } else {
+                    decode_warp<kMaxK, kMTiles, kSharedWeights, kSpecialise, kStagesFull>(
+                        model, model.weights, model.params, staging, q.u, q.v, q.mip, mine, 0u, values);
+                }
                 if (mine)
 #pragma unroll
                     for (int c = 0; c < kMaxChannels; ++c)
@@ -864,14 +873,24 @@ Status launch_warpgroup(Kernel kernel, const DeviceModel& m, size_t groups, cons
                                name);
 }
 
+template <int kMinBlocks, bool kBinary16>
+Status launch_grid_warpgroup_typed(const DeviceModel& m, const GridJob& job, uint32_t groups) {
+    if (job.ref)
+        return launch_warpgroup(decode_grid_warpgroup_kernel<kMinBlocks, true, kBinary16>, m, groups, job,
+                                "decode_grid_warpgroup_kernel");
+    return launch_warpgroup(decode_grid_warpgroup_kernel<kMinBlocks, false, kBinary16>, m, groups, job,
+                            "decode_grid_warpgroup_kernel");
+}
+
+// The warpgroup kernel over the job's mips, in the pack's arithmetic (the timing variant warpgroup_4_blocks: float32
+// packs only).
 template <int kMinBlocks>
 Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
     const uint32_t groups = fill_tile_starts(m, job, kGroupTexels);
-    if (job.ref)
-        return launch_warpgroup(decode_grid_warpgroup_kernel<kMinBlocks, true>, m, groups, job,
-                                "decode_grid_warpgroup_kernel");
-    return launch_warpgroup(decode_grid_warpgroup_kernel<kMinBlocks, false>, m, groups, job,
-                            "decode_grid_warpgroup_kernel");
+    if constexpr (kMinBlocks == kWarpgroupMinBlocks) {
+        if (m.desc.binary16) return launch_grid_warpgroup_typed<kMinBlocks, true>(m, job, groups);
+    }
+    return launch_grid_warpgroup_typed<kMinBlocks, false>(m, job, groups);
 }
 
 // The mips from job.mip_first on, up to the first whose levels are too fine for the tensor-sampling windows
@@ -930,6 +949,10 @@ Status launch_grid_typed(const DeviceModel& m, const GridJob& job, size_t tiles)
 // memory, and warpgroup_4_blocks for the warpgroup kernel.
 Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant = CudaDecodeVariant::full) {
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    if (variant != CudaDecodeVariant::full && m.desc.binary16)
+        return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
+                                                  " runs on packs of the float32 arithmetic (the variants time "
+                                                  "arithmetics against it)"};
     if (variant == CudaDecodeVariant::full && m.warpgroup_ready)
         return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, job);
     if (variant == CudaDecodeVariant::warpgroup_4_blocks) {
@@ -974,15 +997,26 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true,
                                      kStagesFull | kStageBinary16Activation | kStageBinary16Sampling>(m, job, tiles);
     }
+    if (m.desc.binary16) {
+        // The binary16 arithmetic (spec 5.6). Its fast kernel is the timing variant binary16_activation_and_sampling's
+        // (3 blocks: at 4 it spills), the same code on a pack that asks for it.
+        if (fast_shared)
+            return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true, kStagesFullBinary16>(m, job,
+                                                                                                            tiles);
+        if (m.max_k == kSmallK)
+            return launch_grid_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, kStagesFullBinary16>(m, job,
+                                                                                                             tiles);
+        return launch_grid_typed<kLargeK, 1, kLargeMinBlocks, false, kStagesFullBinary16>(m, job, tiles);
+    }
     if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);
     if (m.max_k == kSmallK)
         return launch_grid_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, kStagesFull>(m, job, tiles);
     return launch_grid_typed<kLargeK, 1, kLargeMinBlocks, false, kStagesFull>(m, job, tiles);
 }
 
-template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, bool kBatch>
+template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, bool kBatch, int kStages = kStagesFull>
 Status launch_queries_typed(const DeviceModel& m, const ModelDesc* models, const QueryJob& job) {
-    auto kernel = decode_queries_kernel<kMaxK, kMTiles, kMinBlocks, kShared, kBatch>;
+    auto kernel = decode_queries_kernel<kMaxK, kMTiles, kMinBlocks, kShared, kBatch, kStages>;
     const size_t smem = shared_bytes(m, kShared);
     NMC_RETURN_IF_ERROR(prepare_kernel(kernel, smem));
     int blocks = 0;
@@ -992,18 +1026,28 @@ Status launch_queries_typed(const DeviceModel& m, const ModelDesc* models, const
     return launch_error("decode_queries_kernel");
 }
 
-Status launch_queries(const DeviceModel& m, const QueryJob& job) {
-    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
-    if (job.count == 0) return Status::success();
+// Random queries in the arithmetic kBinary16 says (the pack's).
+template <bool kBinary16>
+Status launch_queries_in(const DeviceModel& m, const QueryJob& job) {
+    constexpr int kStages = kBinary16 ? kStagesFullBinary16 : kStagesFull;
+    // The binary16 warp kernel at 3 blocks where the float32 one takes 4 (see launch_grid).
+    constexpr int kSharedMinBlocks = kBinary16 ? kFull3BlocksMinBlocks : kSmallMinBlocks;
     if (m.warpgroup_ready)
-        return launch_warpgroup(decode_queries_warpgroup_kernel<kWarpgroupMinBlocks>, m,
+        return launch_warpgroup(decode_queries_warpgroup_kernel<kWarpgroupMinBlocks, kBinary16>, m,
                                 (job.count + kGroupTexels - 1) / kGroupTexels, job, "decode_queries_warpgroup_kernel");
     if (m.max_k == kSmallK) {
         if (use_shared_weights(m))
-            return launch_queries_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, false>(m, nullptr, job);
-        return launch_queries_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, false>(m, nullptr, job);
+            return launch_queries_typed<kSmallK, kSmallMTiles, kSharedMinBlocks, true, false, kStages>(m, nullptr, job);
+        return launch_queries_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, false, kStages>(m, nullptr,
+                                                                                                         job);
     }
-    return launch_queries_typed<kLargeK, 1, kLargeMinBlocks, false, false>(m, nullptr, job);
+    return launch_queries_typed<kLargeK, 1, kLargeMinBlocks, false, false, kStages>(m, nullptr, job);
+}
+
+Status launch_queries(const DeviceModel& m, const QueryJob& job) {
+    NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
+    if (job.count == 0) return Status::success();
+    return m.desc.binary16 ? launch_queries_in<true>(m, job) : launch_queries_in<false>(m, job);
 }
 
 struct DeviceFree {
@@ -1107,11 +1151,6 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         Result<CpuDecoder> check = CpuDecoder::create(pack, {1, CpuIsa::portable});
         if (!check.ok()) return check.status();
     }
-    if (pack.network.arithmetic != Arithmetic::float32) {
-        return Status(StatusCode::backend_unavailable,
-                      std::string("CudaDecoder: the pack uses the ") + to_string(pack.network.arithmetic) +
-                          " arithmetic (format 2.0), which only the CPU decoder decodes in this version");
-    }
     Result<CudaDeviceInfo> info = query_cuda_device(options.device);
     if (!info.ok()) return info.status();
     CudaMatmulPath path = options.path;
@@ -1138,6 +1177,7 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
     d.level_count = static_cast<int>(pack.latents.levels.size());
     d.channel_count = static_cast<int>(pack.channels.size());
     d.layer_count = static_cast<int>(pack.network.layers.size());
+    d.binary16 = pack.network.arithmetic == Arithmetic::binary16 ? 1 : 0;
     for (int c = 0; c < d.channel_count; ++c) {
         d.channel_lo[c] = pack.channels[static_cast<size_t>(c)].lo;
         d.channel_hi[c] = pack.channels[static_cast<size_t>(c)].hi;

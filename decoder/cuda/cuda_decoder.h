@@ -29,26 +29,25 @@ enum class CudaMatmulPath {
 const char* to_string(CudaMatmulPath path);
 
 // Timing variants of decode_all_mips_to_device for the benchmark (bench/cuda_decoder_bench.cu): which stages of the
-// decode run, to show what binds, and an earlier launch configuration to compare with. Only `full` and
-// `full_3_blocks` write the spec's values; the others need a network whose padded widths are at most 64 (the default
-// network).
+// decode run, to show what binds, and an earlier launch configuration to compare with. They run on packs of the
+// float32 arithmetic only (invalid_argument otherwise). Only `full` and `full_3_blocks` write the spec's values; the
+// others need a network whose padded widths are at most 64 (the default network).
 enum class CudaDecodeVariant {
     full,           // the decoder
     full_3_blocks,  // as full, the fast kernel built for 3 blocks a multiprocessor (up to 168 registers) instead of 4
     network_only,   // layer 0's input synthesised without reading latents (no spec 8.2-8.5), every layer as in full
     matmul_only,    // as network_only with only the E4M3 rounding between the MMAs (no bias, no activation)
     sampling_only,  // spec 8.2-8.5 and the staging of layer 0's input; outputs made from the input codes, no network
-    // The plan for 20 Gtexel/s (docs/cuda-decoder.md), timed before the format change it needs; values close to the
-    // spec's, not equal; built like full_3_blocks, which they compare with:
-    binary16_activation,               // as full, the hidden layers' activation in binary16 pairs (step 1)
-    binary16_activation_and_sampling,  // and, for F = 16, the dequantisation and bilinear sums too (step 2)
+    // The binary16 arithmetic (spec 5.6) on a float32 pack, to time it against float32 (values close to the pack's,
+    // not equal); built like full_3_blocks, which they compare with:
+    binary16_activation,               // as full, the hidden layers' activation in the binary16 arithmetic
+    binary16_activation_and_sampling,  // and sampling too: the kernel that decodes binary16 packs
     // The Hopper warpgroup kernel built for 4 blocks a multiprocessor instead of 5 (up to 128 registers a thread
     // instead of 96; the spec's values; invalid_argument where runs_warpgroup_kernel() is false).
     warpgroup_4_blocks,
-    // The format 2.0 candidate of docs/design-binary16-decoding.md on the warpgroup kernel: spec 8.3's bilinear sums as
-    // tensor-core products over 8 x 8 texel tiles, binary16 dequantisation and activation (values close to the
-    // spec's; F = 16; invalid_argument where runs_warpgroup_kernel() is false). Mips too small for its windows run
-    // the warpgroup kernel.
+    // The binary16 arithmetic (docs/design-binary16-decoding.md) on the warpgroup kernel with spec 8.3's bilinear sums
+    // as tensor-core products over 8 x 8 texel tiles (values close to the float32 pack's; F = 16; invalid_argument
+    // where runs_warpgroup_kernel() is false). Mips too small for its windows run the float32 warpgroup kernel.
     tensor_sampling_binary16,
 };
 const char* to_string(CudaDecodeVariant variant);

@@ -87,6 +87,7 @@ struct ModelDesc {
     int layer_count = 0;
     uint32_t weight_bytes = 0;
     uint32_t param_floats = 0;
+    int binary16 = 0;  // spec 5.6: the pack's arithmetic is binary16 (the kernels' kBinary16 copies decode it)
 };
 
 // A query's position in a whole-mip decode: texel i of mip m.
@@ -102,17 +103,18 @@ struct GridJob {
     unsigned long long* max_error = nullptr;   // [mip * 16 + c], a non-negative double's bits
 };
 
-// Which stages a kernel runs. kStagesFull is the decoder; the others are timing variants for the benchmark
+// Which stages a kernel runs, and in which arithmetic. kStagesFull is the decoder of float32 packs and
+// kStagesFullBinary16 of binary16 ones (spec 5.6); the others are timing variants for the benchmark
 // (bench/cuda_decoder_bench.cu), whose outputs are not the spec's values.
 constexpr int kStageSample = 1;    // spec 8.2-8.5 (else layer 0 gets a synthetic input that reads no latents)
 constexpr int kStageNetwork = 2;   // the layers' MMAs (else the output is made from the layer-0 input)
 constexpr int kStageEpilogue = 4;  // scale, bias and activation between MMAs (else only the E4M3 rounding)
 constexpr int kStagesFull = kStageSample | kStageNetwork | kStageEpilogue;
-// The op counts of docs/cuda-decoder.md's plan for 20 Gtexel/s, timed before any format change (values close to the
-// spec's, not equal): the hidden layers' activation in binary16 pairs (step 1), and sampling's dequantisation and
-// bilinear sums in binary16 pairs for F = 16 (step 2).
+// The binary16 arithmetic's activation (spec 8.6) and sampling (spec 6 and 8.3). On a float32 pack (the timing
+// variants binary16_activation and binary16_activation_and_sampling) they time that arithmetic's op counts.
 constexpr int kStageBinary16Activation = 8;
 constexpr int kStageBinary16Sampling = 16;
+constexpr int kStagesFullBinary16 = kStagesFull | kStageBinary16Activation | kStageBinary16Sampling;
 
 // spec 2.1 rounding to an E4M3 code (satfinite is the spec's saturation; the H200 run verified it bit-exact).
 __device__ __forceinline__ uint8_t fp8_code(float x) {
@@ -192,14 +194,30 @@ __device__ __forceinline__ float dequantise(float lo, float step, uint32_t q) {
     return lo + static_cast<float>(q) * step;
 }
 
+// spec 6, binary16 arithmetic: f16(q * f16(step) + f16(lo)), one HFMA rounding of the exact value (q < 256 is exact in
+// binary16; spec 9 keeps the value far below 65504, so no saturation is needed).
+__device__ __forceinline__ float dequantise_binary16(__half lo16, __half step16, uint32_t q) {
+    return __half2float(__hfma(__ushort2half_rn(static_cast<unsigned short>(q)), step16, lo16));
+}
+
 // The bilinear weights of spec 8.3 and the dequantisation of one level, applied to 4-code words of the four texels.
+// kBinary16: the binary16 arithmetic's (weights rounded to binary16, binary16 values; every product is then exact, so
+// the sum below is its float32 sum in the order the CPU decoder takes).
+template <bool kBinary16>
 struct Bilinear {
     float w00, w10, w01, w11, lo, step;
+    __half lo16, step16;  // kBinary16: f16(lo), f16(step)
 
+    __device__ __forceinline__ float value(uint32_t q) const {
+        if constexpr (kBinary16) {
+            return dequantise_binary16(lo16, step16, q);
+        } else {
+            return dequantise(lo, step, q);
+        }
+    }
     // spec 8.3: value = ((w00 * a + w10 * b) + w01 * c) + w11 * d of the dequantised codes.
     __device__ __forceinline__ float feature(uint32_t qa, uint32_t qb, uint32_t qc, uint32_t qd) const {
-        return ((w00 * dequantise(lo, step, qa) + w10 * dequantise(lo, step, qb)) + w01 * dequantise(lo, step, qc)) +
-               w11 * dequantise(lo, step, qd);
+        return ((w00 * value(qa) + w10 * value(qb)) + w01 * value(qc)) + w11 * value(qd);
     }
     // Four features (one byte each of the four words) as four E4M3 codes in one word.
     __device__ __forceinline__ uint32_t codes4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const {
@@ -213,36 +231,14 @@ struct Bilinear {
     }
 };
 
-// The binary16 dequantisation of the timing variants: two code bytes q of `word` (the bytes `selector` picks, with
-// 0x64, the exponent of 1024, above each: one byte permute) become 1024 + q in binary16, one HSUB2 makes them q
-// exactly, and one HFMA2 gives f16(q * step + lo), rounded once.
+// spec 6, binary16 arithmetic, for two codes at once (the tensor-sampling variant's B operand): the code bytes `selector`
+// picks from `word`, with 0x64, the exponent of 1024, above each (one byte permute), are 1024 + q in binary16; one
+// HSUB2 makes them q exactly, and one HFMA2 gives f16(q * f16(step) + f16(lo)), rounded once.
 __device__ __forceinline__ __half2 dequantise_half2(uint32_t word, uint32_t selector, __half2 step, __half2 lo) {
     const uint32_t biased = __byte_perm(word, 0x64646464u, selector);
     const __half2 q = __hsub2(*reinterpret_cast<const __half2*>(&biased), __float2half2_rn(1024.0f));
     return __hfma2(q, step, lo);
 }
-
-// Step 2 of the plan (timing variants only): Bilinear's work on feature pairs in binary16, dequantised by
-// dequantise_half2; the bilinear sum is one HMUL2 and three HFMA2.
-struct BilinearHalf {
-    __half2 w00, w10, w01, w11, lo, step;
-
-    // Two features (the bytes `selector` picks from each word) as two E4M3 codes, low first.
-    __device__ __forceinline__ uint32_t codes2(uint32_t a, uint32_t b, uint32_t c, uint32_t d,
-                                               uint32_t selector) const {
-        const auto value = [&](uint32_t word) { return dequantise_half2(word, selector, step, lo); };
-        __half2 r = __hmul2(w00, value(a));
-        r = __hfma2(w10, value(b), r);
-        r = __hfma2(w01, value(c), r);
-        r = __hfma2(w11, value(d), r);
-        return static_cast<uint32_t>(
-            __nv_cvt_halfraw2_to_fp8x2(static_cast<__half2_raw>(r), __NV_SATFINITE, __NV_E4M3));
-    }
-    // Four features (one byte each of the four words) as four E4M3 codes in one word.
-    __device__ __forceinline__ uint32_t codes4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) const {
-        return codes2(a, b, c, d, 0x4140u) | (codes2(a, b, c, d, 0x4342u) << 16);
-    }
-};
 
 // spec 8.2 on a level: px = u * w_k - 0.5 (a multiply, then a subtract); x0 = floor(px); fx = px - x0; likewise y.
 struct LevelPosition {
@@ -261,8 +257,8 @@ __device__ __forceinline__ LevelPosition level_position(const LevelDesc& l, floa
 }
 
 // spec 8.2-8.3 for one level: writes the E4M3 codes of the F sampled features to row[0 .. F-1] (spec 8.6 rounds
-// every layer input; `row` is 4-byte aligned, and 16-byte aligned when F is 16) and returns px, py.
-// kBinary16: step 2 of the plan for F = 16 (timing variants only; other F as the spec).
+// every layer input; `row` is 4-byte aligned, and 16-byte aligned when F is 16) and returns px, py. kBinary16: in the
+// binary16 arithmetic (spec 6 and 8.3).
 template <bool kBinary16 = false>
 __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool wrap, float u, float v, uint8_t* row) {
     const LevelPosition p = level_position(l, u, v);
@@ -279,21 +275,17 @@ __device__ __forceinline__ float2 sample_level(const LevelDesc& l, int f, bool w
     // spec 8.3: w00 = (1 - fx) * (1 - fy); w10 = fx * (1 - fy); w01 = (1 - fx) * fy; w11 = fx * fy.
     const float gx = 1.0f - p.fx;
     const float gy = 1.0f - p.fy;
-    const Bilinear bl{gx * gy, p.fx * gy, gx * p.fy, p.fx * p.fy, l.lo, l.step};
+    // Binary16 arithmetic: each float32 weight rounded once to binary16, the level's f16(lo) and f16(step).
+    const auto weight = [](float w) { return kBinary16 ? __half2float(__float2half_rn(w)) : w; };
+    const Bilinear<kBinary16> bl{weight(gx * gy),         weight(p.fx * gy),         weight(gx * p.fy),
+                                 weight(p.fx * p.fy),     l.lo,                      l.step,
+                                 __float2half_rn(l.lo),   __float2half_rn(l.step)};
     if (f == 16) {
         // One 16-byte load per texel (rows start at multiples of 16 in a 16-byte aligned array).
         const uint4 wa = __ldg(reinterpret_cast<const uint4*>(a));
         const uint4 wb = __ldg(reinterpret_cast<const uint4*>(b));
         const uint4 wc = __ldg(reinterpret_cast<const uint4*>(c));
         const uint4 wd = __ldg(reinterpret_cast<const uint4*>(d));
-        if constexpr (kBinary16) {
-            const BilinearHalf bh{__float2half2_rn(bl.w00), __float2half2_rn(bl.w10), __float2half2_rn(bl.w01),
-                                  __float2half2_rn(bl.w11), __float2half2_rn(l.lo),   __float2half2_rn(l.step)};
-            *reinterpret_cast<uint4*>(row) =
-                make_uint4(bh.codes4(wa.x, wb.x, wc.x, wd.x), bh.codes4(wa.y, wb.y, wc.y, wd.y),
-                           bh.codes4(wa.z, wb.z, wc.z, wd.z), bh.codes4(wa.w, wb.w, wc.w, wd.w));
-            return make_float2(p.px, p.py);
-        }
         *reinterpret_cast<uint4*>(row) =
             make_uint4(bl.codes4(wa.x, wb.x, wc.x, wd.x), bl.codes4(wa.y, wb.y, wc.y, wd.y),
                        bl.codes4(wa.z, wb.z, wc.z, wd.z), bl.codes4(wa.w, wb.w, wc.w, wd.w));
@@ -370,12 +362,22 @@ __device__ __forceinline__ float hgelu_clamped(float y) {
     return fminf(y, 3.0f) * t;
 }
 
-// Step 1 of the plan (timing variants only): hgelu_clamped of a pair in binary16 and the E4M3 codes of the results
-// (low byte first): h = f16(y), t = sat(fma(h, f16(1/3), 0.5)), a = min(h, 3) * t, one conversion to E4M3. The plan's
-// h is f16_satfinite(y); this conversion rounds below -65520 to -inf (then a is NaN). The measured variant was built
-// this way: its values are not used, and the op count is the point.
+// spec 2.2's f16 of two float32 values, saturating to +-65504 (satfinite), y0 in the low half.
+__device__ __forceinline__ __half2 half2_satfinite(float y0, float y1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint32_t bits;
+    asm("cvt.rn.satfinite.f16x2.f32 %0, %1, %2;\n" : "=r"(bits) : "f"(y1), "f"(y0));  // the first source: high half
+    return *reinterpret_cast<const __half2*>(&bits);
+#else
+    return __floats2half2_rn(fminf(fmaxf(y0, -65504.0f), 65504.0f), fminf(fmaxf(y1, -65504.0f), 65504.0f));
+#endif
+}
+
+// spec 8.6, binary16 arithmetic, for a pair, and the E4M3 codes of the results (low byte first): h = f16(y)
+// (satfinite; y is never NaN), t = min(max(f16(h * c + 0.5), 0), 1) (one HFMA2.SAT: one rounding of the exact value,
+// then the clamp), a = f16(min(h, 3) * t) (one HMUL2), then fp8(a), the next layer's input.
 __device__ __forceinline__ uint32_t hgelu_clamped_binary16_codes(float y0, float y1) {
-    const __half2 h = __floats2half2_rn(y0, y1);
+    const __half2 h = half2_satfinite(y0, y1);
     const __half2 t = __hfma2_sat(h, __float2half2_rn(0.333333343f), __float2half2_rn(0.5f));
     const __half2 a = __hmul2(__hmin2(h, __float2half2_rn(3.0f)), t);
     return static_cast<uint32_t>(__nv_cvt_halfraw2_to_fp8x2(static_cast<__half2_raw>(a), __NV_SATFINITE, __NV_E4M3));

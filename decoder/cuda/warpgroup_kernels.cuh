@@ -162,8 +162,9 @@ __device__ __forceinline__ uint32_t fp8_rounded_half2(float a, float b) {
 // the same form (hidden layers), or result = the last layer's y for channels 8j + 2t + (e & 1) of row g + 8 (e >> 1),
 // at result[4j + e]. Outputs 8j .. 8j + 7 of a hidden layer are exactly the next layer's K chunk j / 2, half j % 2,
 // so the accumulators become A fragments in place. `weights` is this layer's B operand in shared memory, `params`
-// its scales (when scaled) then biases. All 128 threads must call it together (wgmma is warpgroup-wide).
-template <int kKind>
+// its scales (when scaled) then biases. kBinary16: the binary16 arithmetic's activation (spec 5.6, 8.6). All 128
+// threads must call it together (wgmma is warpgroup-wide).
+template <int kKind, bool kBinary16>
 __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const float* params, const uint32_t (&in)[4][4],
                                                 uint32_t (&out)[4][4], float (&result)[8]) {
     static_assert((kKind & kKindFp16) != 0, "the warpgroup kernel runs every layer on the fp16 wgmma");
@@ -203,11 +204,14 @@ __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const fl
         for (int e = 0; e < 4; ++e) {
             float v = acc[4 * j + e];
             if (kScaled) v = v * ((e & 1) ? s.y : s.x) + ((e & 1) ? b.y : b.x);
-            y[e] = kLast ? v : hgelu_clamped(v);
+            y[e] = kLast || kBinary16 ? v : hgelu_clamped(v);
         }
         if constexpr (kLast) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) result[4 * j + e] = y[e];
+        } else if constexpr (kBinary16) {
+            out[j / 2][2 * (j % 2)] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[0], y[1]));      // row g
+            out[j / 2][2 * (j % 2) + 1] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[2], y[3]));  // row g + 8
         } else {
             out[j / 2][2 * (j % 2)] = fp8_rounded_half2(y[0], y[1]);      // row g
             out[j / 2][2 * (j % 2) + 1] = fp8_rounded_half2(y[2], y[3]);  // row g + 8
@@ -217,18 +221,18 @@ __device__ __forceinline__ void warpgroup_layer(const uint8_t* weights, const fl
 
 // warpgroup_layer with kKind = kind among the fp16 kinds kFirst .. kLayerKinds - 1 that are hidden (kLast false) or
 // last.
-template <bool kLast, int kFirst = 0>
+template <bool kLast, bool kBinary16, int kFirst = 0>
 __device__ __forceinline__ void warpgroup_layer_of_kind(int kind, const uint8_t* weights, const float* params,
                                                         const uint32_t (&in)[4][4], uint32_t (&out)[4][4],
                                                         float (&result)[8]) {
     if constexpr (kFirst < kLayerKinds) {
         if constexpr (((kFirst & kKindLast) != 0) == kLast && (kFirst & kKindFp16) != 0) {
             if (kind == kFirst) {
-                warpgroup_layer<kFirst>(weights, params, in, out, result);
+                warpgroup_layer<kFirst, kBinary16>(weights, params, in, out, result);
                 return;
             }
         }
-        warpgroup_layer_of_kind<kLast, kFirst + 1>(kind, weights, params, in, out, result);
+        warpgroup_layer_of_kind<kLast, kBinary16, kFirst + 1>(kind, weights, params, in, out, result);
     }
 }
 

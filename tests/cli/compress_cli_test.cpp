@@ -169,7 +169,6 @@ TEST(CompressCli, UsageErrorsExit2BeforeTraining) {
                                      std::string(" --latent-shape 2,4"), std::string(" --latent-shape 2,4,4,1"),
                                      std::string(" --latent-shape 2,4,4,17"), std::string(" --trainer fused"),
                                      std::string(" --arithmetic binary8"),
-                                     std::string(" --arithmetic binary16 --trainer fused --device cuda"),
                                      std::string(" --hidden-layers 64,,32"), std::string(" --hidden-layers 64,x"),
                                      std::string(" --hidden-layers 300"), std::string(" --hidden-layers 0,16"),
                                      std::string(" --hidden-layers 8,8,8,8,8,8,8,8")}) {

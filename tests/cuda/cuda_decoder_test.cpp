@@ -93,11 +93,24 @@ std::string decoder_name(CudaMatmulPath path, bool warpgroup) {
     return std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel");
 }
 
+// Both arithmetics of spec 5.6. The binary16 one's sampling sums are the CPU's whatever the pack (the warp and
+// warpgroup kernels add its exact products in the CPU decoder's order), and its layer sums stay exact on these packs
+// (inputs and activations within the same bounds), so the GPU must equal the CPU bit for bit there too.
+constexpr Arithmetic kArithmetics[] = {Arithmetic::float32, Arithmetic::binary16};
+
+// case.options' pack in `arithmetic`.
+Pack make_pack(const RandomPackOptions& options, Arithmetic arithmetic) {
+    Pack pack = test::make_random_pack(options);
+    pack.network.arithmetic = arithmetic;
+    return pack;
+}
+
 TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     for (const ExactCase& c : exact_cases()) {
-        SCOPED_TRACE(c.name);
-        const Pack pack = test::make_random_pack(c.options);
+      for (Arithmetic arithmetic : kArithmetics) {
+        SCOPED_TRACE(std::string(c.name) + ", " + to_string(arithmetic));
+        const Pack pack = make_pack(c.options, arithmetic);
         const CpuDecoder cpu = make_cpu(pack);
         for (CudaMatmulPath path : paths()) {
             for (bool warpgroup : kWarpgroupOptions) {
@@ -109,6 +122,7 @@ TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
                 }
             }
         }
+      }
     }
 }
 
@@ -137,8 +151,9 @@ TEST(CudaDecoder, WarpgroupKernelRunsWhereTheBuildAndDeviceAllow) {
 TEST(CudaDecoder, RandomQueriesEqualCpuIncludingPartialWarpsAndOutsideTheUnitSquare) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     for (const ExactCase& c : exact_cases()) {
-        SCOPED_TRACE(c.name);
-        const Pack pack = test::make_random_pack(c.options);
+      for (Arithmetic arithmetic : kArithmetics) {
+        SCOPED_TRACE(std::string(c.name) + ", " + to_string(arithmetic));
+        const Pack pack = make_pack(c.options, arithmetic);
         std::mt19937 rng(11);
         std::uniform_real_distribution<float> coordinate(-1.5f, 2.5f);
         std::uniform_int_distribution<int> mip(0, pack.material.mip_count - 1);
@@ -155,6 +170,7 @@ TEST(CudaDecoder, RandomQueriesEqualCpuIncludingPartialWarpsAndOutsideTheUnitSqu
                 EXPECT_EQ(out, expected);
             }
         }
+      }
     }
 }
 
@@ -170,17 +186,6 @@ TEST(CudaDecoder, SingleQueryAndEmptyQueryList) {
     ASSERT_TRUE(make_cpu(pack).decode_queries(one, expected).ok());
     ASSERT_TRUE(gpu.decode_queries(one, out).ok());
     EXPECT_EQ(out, expected);
-}
-
-// spec 5.6: the binary16 arithmetic (format 2.0) is the CPU decoder's only in this version; the CUDA decoder says
-// so before it looks for a device, so this runs on machines without one too.
-TEST(CudaDecoder, RefusesBinary16ArithmeticPacksClearly) {
-    Pack pack = test::make_random_pack(RandomPackOptions{});
-    pack.network.arithmetic = Arithmetic::binary16;
-    const Result<CudaDecoder> decoder = CudaDecoder::create(pack, {0, CudaMatmulPath::automatic, true});
-    ASSERT_FALSE(decoder.ok());
-    EXPECT_EQ(decoder.status().code(), StatusCode::backend_unavailable);
-    EXPECT_NE(decoder.status().message().find("binary16 arithmetic"), std::string::npos) << decoder.status().message();
 }
 
 TEST(CudaDecoder, TextureImagesEqualCpu) {
@@ -216,12 +221,14 @@ TEST(CudaDecoder, TextureImagesEqualCpu) {
 }
 
 // Warps whose lanes use different packs: queries interleaved so every warp holds all three packs (different sizes,
-// feature counts, channel counts and network widths, one on the wide kernel), plus a tail that is a partial warp.
+// feature counts, channel counts and network widths, one on the wide kernel, one of the binary16 arithmetic), plus a
+// tail that is a partial warp.
 TEST(CudaDecoder, BatchWithMixedPacksInOneWarpEqualsEachPacksCpuDecode) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const std::vector<ExactCase> cases = exact_cases();
-    const std::vector<Pack> packs = {test::make_random_pack(cases[0].options), test::make_random_pack(cases[2].options),
-                                     test::make_random_pack(cases[4].options)};
+    const std::vector<Pack> packs = {make_pack(cases[0].options, Arithmetic::float32),
+                                     make_pack(cases[2].options, Arithmetic::binary16),
+                                     make_pack(cases[4].options, Arithmetic::float32)};
     for (CudaMatmulPath path : paths()) {
         SCOPED_TRACE(to_string(path));
         std::vector<CudaDecoder> gpus;
@@ -320,7 +327,9 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
     o.height = 45;
     o.wide_channel_ranges = true;
     o.seed = 21;
-    const Pack pack = test::make_random_pack(o);
+  for (Arithmetic arithmetic : kArithmetics) {
+    SCOPED_TRACE(to_string(arithmetic));
+    const Pack pack = make_pack(o, arithmetic);
     const CpuDecoder cpu = make_cpu(pack);
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> value(0.0f, 1.0f);
@@ -368,6 +377,7 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
             EXPECT_NEAR(-10 * std::log10(gpu_mse_sum), -10 * std::log10(cpu_mse_sum), 0.01);
         }
     }
+  }
 }
 
 TEST(CudaDecoder, DeviceOutputHoldsEveryMipAtItsOffset) {
@@ -384,6 +394,24 @@ TEST(CudaDecoder, DeviceOutputHoldsEveryMipAtItsOffset) {
                            static_cast<size_t>(pack.material.mip_height(m)) * pack.channels.size();
     }
     EXPECT_EQ(gpu.device_output_floats(), expected_offset);
+}
+
+// The timing variants time arithmetics against a float32 pack: a binary16 pack has none (invalid_argument), and its
+// full decode runs.
+TEST(CudaDecoder, TimingVariantsRefuseBinary16Packs) {
+    if (!require_device()) GTEST_SKIP() << "no CUDA device";
+    const Pack pack = make_pack(exact_cases()[5].options, Arithmetic::binary16);  // default shape
+    const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::automatic);
+    float* device_out = nullptr;
+    ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
+    EXPECT_TRUE(gpu.decode_all_mips_to_device(device_out, CudaDecodeVariant::full).ok());
+    for (CudaDecodeVariant variant :
+         {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::binary16_activation_and_sampling,
+          CudaDecodeVariant::warpgroup_4_blocks, CudaDecodeVariant::tensor_sampling_binary16}) {
+        const Status s = gpu.decode_all_mips_to_device(device_out, variant);
+        EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant) << ": " << s.to_string();
+    }
+    cudaFree(device_out);
 }
 
 // The benchmark's timing variants run on the default-shape network and leave `full` untouched; full_3_blocks and
