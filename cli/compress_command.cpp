@@ -483,8 +483,8 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->capture_default_str();
     command->add_option("--arithmetic", options->arithmetic,
                         "Decoding arithmetic of the pack (docs/format-spec.md 5.6): float32 (format 1.0) or binary16 "
-                        "(format 2.0: binary16 sampling and activations, for faster GPU decoders; decodes on the CPU "
-                        "decoder in this version)")
+                        "(format 2.0: binary16 latent values, bilinear weights and activations, for faster GPU "
+                        "decoders)")
         ->check(CLI::IsMember({"float32", "binary16"}))
         ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,

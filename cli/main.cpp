@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "format/pack.h"
 #ifdef NMC_HAS_TRAINER
 #include "compressor/openblas_core.h"
 #endif
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
     CLI::App app{"nmc: the neural material compressor. Compresses PBR material texture sets into .nmc packs "
                  "(latent grids + a small FP8 network) and decodes, inspects and validates them."};
     app.set_version_flag("--version", std::string("nmc ") + NMC_VERSION_STRING + " (format " +
-                                          std::to_string(1) + ".0)");
+                                          std::to_string(nmc::kFormatVersionMajorArithmetic) +
+                                          ".0; reads 1.x and 2.x)");
     app.require_subcommand(1);
     app.fallthrough();
 

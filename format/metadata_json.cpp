@@ -457,7 +457,7 @@ Result<std::string> metadata_to_json(const Pack& pack) {
                           {"has_scale", l.has_scale()}});
     // network.arithmetic only in 2.x packs (spec 5.6), so float32 packs keep the bytes of 1.0.
     if (pack.network.arithmetic == Arithmetic::float32) {
-    j["network"] = {{"activation", pack.network.activation}, {"layers", std::move(layers)}};
+        j["network"] = {{"activation", pack.network.activation}, {"layers", std::move(layers)}};
     } else {
         j["network"] = {{"activation", pack.network.activation},
                         {"arithmetic", to_string(pack.network.arithmetic)},

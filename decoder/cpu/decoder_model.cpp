@@ -67,6 +67,11 @@ Status check_latents(const Pack& pack) {
             return invalid(name + ".bits: expected 1, 2, 4 or 8, got " + std::to_string(l.bits));
         }
         if (!is_range(l.lo, l.hi)) return invalid(name + ".range is not finite with lo < hi");
+        // spec 9: the binary16 arithmetic's ranges, which keep f16(step) and every value far from binary16's limit
+        // (the CUDA decoder relies on it: it converts without saturating).
+        const bool binary16 = pack.network.arithmetic == Arithmetic::binary16;
+        if (binary16 && (std::fabs(l.lo) > 16384.0f || std::fabs(l.hi) > 16384.0f))
+            return invalid(name + ".range: beyond [-16384, 16384], the limit of the binary16 arithmetic");
         const size_t count = static_cast<size_t>(w) * static_cast<size_t>(h) * static_cast<size_t>(g.feature_count);
         if (l.codes.size() != count) {
             return invalid(expected_got(name + ".codes size", static_cast<long long>(count),

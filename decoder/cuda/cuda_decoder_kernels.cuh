@@ -231,9 +231,9 @@ struct Bilinear {
     }
 };
 
-// spec 6, binary16 arithmetic, for two codes at once (the tensor-sampling variant's B operand): the code bytes `selector`
-// picks from `word`, with 0x64, the exponent of 1024, above each (one byte permute), are 1024 + q in binary16; one
-// HSUB2 makes them q exactly, and one HFMA2 gives f16(q * f16(step) + f16(lo)), rounded once.
+// spec 6, binary16 arithmetic, for two codes at once (the tensor-sampling variant's B operand): the code bytes
+// `selector` picks from `word`, with 0x64, the exponent of 1024, above each (one byte permute), are 1024 + q in
+// binary16; one HSUB2 makes them q exactly, and one HFMA2 gives f16(q * f16(step) + f16(lo)), rounded once.
 __device__ __forceinline__ __half2 dequantise_half2(uint32_t word, uint32_t selector, __half2 step, __half2 lo) {
     const uint32_t biased = __byte_perm(word, 0x64646464u, selector);
     const __half2 q = __hsub2(*reinterpret_cast<const __half2*>(&biased), __float2half2_rn(1024.0f));

@@ -113,7 +113,7 @@ TEST(Cli, VersionNamesToolAndFormat) {
     const CommandResult r = run_nmc("--version");
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_TRUE(contains(r.out, "nmc ")) << r.out;
-    EXPECT_TRUE(contains(r.out, "format 1.0")) << r.out;
+    EXPECT_TRUE(contains(r.out, "format 2.0; reads 1.x and 2.x")) << r.out;
 }
 
 TEST(Cli, InspectHelpDescribesTheCommand) {

@@ -108,21 +108,21 @@ Pack make_pack(const RandomPackOptions& options, Arithmetic arithmetic) {
 TEST(CudaDecoder, ExactSumsEqualCpuBitForBitOnEveryMipAndPath) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     for (const ExactCase& c : exact_cases()) {
-      for (Arithmetic arithmetic : kArithmetics) {
-        SCOPED_TRACE(std::string(c.name) + ", " + to_string(arithmetic));
-        const Pack pack = make_pack(c.options, arithmetic);
-        const CpuDecoder cpu = make_cpu(pack);
-        for (CudaMatmulPath path : paths()) {
-            for (bool warpgroup : kWarpgroupOptions) {
-                SCOPED_TRACE(decoder_name(path, warpgroup));
-                const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
-                for (int mip = 0; mip < pack.material.mip_count; ++mip) {
-                    // == on float vectors: exact (and -0.0 == +0.0, the same value).
-                    EXPECT_EQ(decode_mip(gpu, mip), decode_mip(cpu, mip)) << "mip " << mip;
+        for (Arithmetic arithmetic : kArithmetics) {
+            SCOPED_TRACE(std::string(c.name) + ", " + to_string(arithmetic));
+            const Pack pack = make_pack(c.options, arithmetic);
+            const CpuDecoder cpu = make_cpu(pack);
+            for (CudaMatmulPath path : paths()) {
+                for (bool warpgroup : kWarpgroupOptions) {
+                    SCOPED_TRACE(decoder_name(path, warpgroup));
+                    const CudaDecoder gpu = make_cuda(pack, path, warpgroup);
+                    for (int mip = 0; mip < pack.material.mip_count; ++mip) {
+                        // == on float vectors: exact (and -0.0 == +0.0, the same value).
+                        EXPECT_EQ(decode_mip(gpu, mip), decode_mip(cpu, mip)) << "mip " << mip;
+                    }
                 }
             }
         }
-      }
     }
 }
 
@@ -151,26 +151,26 @@ TEST(CudaDecoder, WarpgroupKernelRunsWhereTheBuildAndDeviceAllow) {
 TEST(CudaDecoder, RandomQueriesEqualCpuIncludingPartialWarpsAndOutsideTheUnitSquare) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     for (const ExactCase& c : exact_cases()) {
-      for (Arithmetic arithmetic : kArithmetics) {
-        SCOPED_TRACE(std::string(c.name) + ", " + to_string(arithmetic));
-        const Pack pack = make_pack(c.options, arithmetic);
-        std::mt19937 rng(11);
-        std::uniform_real_distribution<float> coordinate(-1.5f, 2.5f);
-        std::uniform_int_distribution<int> mip(0, pack.material.mip_count - 1);
-        std::vector<TexelQuery> queries(1000 + 7);  // not a multiple of 32 or 64: the last warp or group is partial
-        for (TexelQuery& q : queries) q = {coordinate(rng), coordinate(rng), mip(rng)};
-        std::vector<float> expected;
-        ASSERT_TRUE(make_cpu(pack).decode_queries(queries, expected).ok());
-        for (CudaMatmulPath path : paths()) {
-            for (bool warpgroup : kWarpgroupOptions) {
-                SCOPED_TRACE(decoder_name(path, warpgroup));
-                std::vector<float> out;
-                const Status s = make_cuda(pack, path, warpgroup).decode_queries(queries, out);
-                ASSERT_TRUE(s.ok()) << s.to_string();
-                EXPECT_EQ(out, expected);
+        for (Arithmetic arithmetic : kArithmetics) {
+            SCOPED_TRACE(std::string(c.name) + ", " + to_string(arithmetic));
+            const Pack pack = make_pack(c.options, arithmetic);
+            std::mt19937 rng(11);
+            std::uniform_real_distribution<float> coordinate(-1.5f, 2.5f);
+            std::uniform_int_distribution<int> mip(0, pack.material.mip_count - 1);
+            std::vector<TexelQuery> queries(1000 + 7);  // not a multiple of 32 or 64: the last warp or group is partial
+            for (TexelQuery& q : queries) q = {coordinate(rng), coordinate(rng), mip(rng)};
+            std::vector<float> expected;
+            ASSERT_TRUE(make_cpu(pack).decode_queries(queries, expected).ok());
+            for (CudaMatmulPath path : paths()) {
+                for (bool warpgroup : kWarpgroupOptions) {
+                    SCOPED_TRACE(decoder_name(path, warpgroup));
+                    std::vector<float> out;
+                    const Status s = make_cuda(pack, path, warpgroup).decode_queries(queries, out);
+                    ASSERT_TRUE(s.ok()) << s.to_string();
+                    EXPECT_EQ(out, expected);
+                }
             }
         }
-      }
     }
 }
 
@@ -327,57 +327,58 @@ TEST(CudaDecoder, DeviceErrorSumsMatchHostMeasurementOfCpuDecode) {
     o.height = 45;
     o.wide_channel_ranges = true;
     o.seed = 21;
-  for (Arithmetic arithmetic : kArithmetics) {
-    SCOPED_TRACE(to_string(arithmetic));
-    const Pack pack = make_pack(o, arithmetic);
-    const CpuDecoder cpu = make_cpu(pack);
-    std::mt19937 rng(3);
-    std::uniform_real_distribution<float> value(0.0f, 1.0f);
-    std::vector<std::vector<std::vector<float>>> reference(static_cast<size_t>(pack.material.mip_count));
-    for (int m = 0; m < pack.material.mip_count; ++m) {
-        const size_t texels =
-            static_cast<size_t>(pack.material.mip_width(m)) * static_cast<size_t>(pack.material.mip_height(m));
-        for (size_t c = 0; c < pack.channels.size(); ++c) {
-            std::vector<float> plane(texels);
-            for (float& v : plane) v = value(rng);
-            reference[static_cast<size_t>(m)].push_back(plane);
-        }
-    }
-    for (CudaMatmulPath path : paths()) {
-        for (bool warpgroup : kWarpgroupOptions) {
-            SCOPED_TRACE(decoder_name(path, warpgroup));
-            CudaDecoder gpu = make_cuda(pack, path, warpgroup);
-            EXPECT_FALSE(gpu.measure_errors().ok());  // no reference yet
-            ASSERT_TRUE(gpu.upload_reference(reference).ok());
-            auto sums = gpu.measure_errors();
-            ASSERT_TRUE(sums.ok()) << sums.status().to_string();
-            double gpu_mse_sum = 0;
-            double cpu_mse_sum = 0;
-            for (int m = 0; m < pack.material.mip_count; ++m) {
-                const auto planes = decode_mip(cpu, m);
-                for (size_t c = 0; c < planes.size(); ++c) {
-                    const double lo = pack.channels[c].lo;
-                    const double hi = pack.channels[c].hi;
-                    double sse = 0;
-                    double peak = 0;
-                    for (size_t i = 0; i < planes[c].size(); ++i) {
-                        const double d = (static_cast<double>(planes[c][i]) - lo) / (hi - lo) -
-                                         reference[static_cast<size_t>(m)][c][i];
-                        sse += d * d;
-                        peak = std::max(peak, std::fabs(d));
-                    }
-                    const double gpu_sse = sums->sse[static_cast<size_t>(m)][c];
-                    EXPECT_NEAR(gpu_sse, sse, 1e-9 * sse + 1e-12) << "mip " << m << " channel " << c;
-                    EXPECT_EQ(sums->max_abs_error[static_cast<size_t>(m)][c], peak) << "mip " << m << " channel " << c;
-                    EXPECT_EQ(sums->texels[static_cast<size_t>(m)], static_cast<double>(planes[c].size()));
-                    gpu_mse_sum += gpu_sse / sums->texels[static_cast<size_t>(m)];
-                    cpu_mse_sum += sse / static_cast<double>(planes[c].size());
-                }
+    for (Arithmetic arithmetic : kArithmetics) {
+        SCOPED_TRACE(to_string(arithmetic));
+        const Pack pack = make_pack(o, arithmetic);
+        const CpuDecoder cpu = make_cpu(pack);
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> value(0.0f, 1.0f);
+        std::vector<std::vector<std::vector<float>>> reference(static_cast<size_t>(pack.material.mip_count));
+        for (int m = 0; m < pack.material.mip_count; ++m) {
+            const size_t texels =
+                static_cast<size_t>(pack.material.mip_width(m)) * static_cast<size_t>(pack.material.mip_height(m));
+            for (size_t c = 0; c < pack.channels.size(); ++c) {
+                std::vector<float> plane(texels);
+                for (float& v : plane) v = value(rng);
+                reference[static_cast<size_t>(m)].push_back(plane);
             }
-            EXPECT_NEAR(-10 * std::log10(gpu_mse_sum), -10 * std::log10(cpu_mse_sum), 0.01);
+        }
+        for (CudaMatmulPath path : paths()) {
+            for (bool warpgroup : kWarpgroupOptions) {
+                SCOPED_TRACE(decoder_name(path, warpgroup));
+                CudaDecoder gpu = make_cuda(pack, path, warpgroup);
+                EXPECT_FALSE(gpu.measure_errors().ok());  // no reference yet
+                ASSERT_TRUE(gpu.upload_reference(reference).ok());
+                auto sums = gpu.measure_errors();
+                ASSERT_TRUE(sums.ok()) << sums.status().to_string();
+                double gpu_mse_sum = 0;
+                double cpu_mse_sum = 0;
+                for (int m = 0; m < pack.material.mip_count; ++m) {
+                    const auto planes = decode_mip(cpu, m);
+                    for (size_t c = 0; c < planes.size(); ++c) {
+                        const double lo = pack.channels[c].lo;
+                        const double hi = pack.channels[c].hi;
+                        double sse = 0;
+                        double peak = 0;
+                        for (size_t i = 0; i < planes[c].size(); ++i) {
+                            const double d = (static_cast<double>(planes[c][i]) - lo) / (hi - lo) -
+                                             reference[static_cast<size_t>(m)][c][i];
+                            sse += d * d;
+                            peak = std::max(peak, std::fabs(d));
+                        }
+                        const double gpu_sse = sums->sse[static_cast<size_t>(m)][c];
+                        EXPECT_NEAR(gpu_sse, sse, 1e-9 * sse + 1e-12) << "mip " << m << " channel " << c;
+                        EXPECT_EQ(sums->max_abs_error[static_cast<size_t>(m)][c], peak)
+                            << "mip " << m << " channel " << c;
+                        EXPECT_EQ(sums->texels[static_cast<size_t>(m)], static_cast<double>(planes[c].size()));
+                        gpu_mse_sum += gpu_sse / sums->texels[static_cast<size_t>(m)];
+                        cpu_mse_sum += sse / static_cast<double>(planes[c].size());
+                    }
+                }
+                EXPECT_NEAR(-10 * std::log10(gpu_mse_sum), -10 * std::log10(cpu_mse_sum), 0.01);
+            }
         }
     }
-  }
 }
 
 TEST(CudaDecoder, DeviceOutputHoldsEveryMipAtItsOffset) {

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "core/number_formats.h"
+#include "decoder/cpu/cpu_decoder.h"
 #include "decoder/cpu/decoder_model.h"
 #include "decoder/cpu/reference_math.h"
 #include "tests/decoder/binary16_reference.h"
+#include "tests/decoder/random_pack.h"
 
 namespace nmc {
 namespace {
@@ -159,6 +161,28 @@ TEST(Binary16Arithmetic, DequantisationRoundsOnceFromTheExactValue) {
                 << "lo " << level.lo << " hi " << level.hi << " bits " << level.bits << " q " << q;
         }
     }
+}
+
+// spec 9's widest binary16 range: a 1-bit level of [-16384, 16384] has f16(step) = 32768 and values -16384, 16384,
+// finite and exact; one beyond it is refused by the decoder (the CUDA decoder converts without saturating).
+TEST(Binary16Arithmetic, WidestLatentRangeStaysFiniteAndWiderIsRefused) {
+    LatentLevel level;
+    level.bits = 1;
+    level.lo = -16384.0f;
+    level.hi = 16384.0f;
+    EXPECT_EQ(latent_value_table(level, Arithmetic::binary16), (std::vector<float>{-16384.0f, 16384.0f}));
+    Pack pack = test::make_random_pack(test::RandomPackOptions{});
+    pack.network.arithmetic = Arithmetic::binary16;
+    pack.latents.levels[1].lo = -16384.0f;
+    pack.latents.levels[1].hi = 16384.0f;
+    EXPECT_TRUE(CpuDecoder::create(pack).ok());
+    pack.latents.levels[1].hi = 16385.0f;
+    const Result<CpuDecoder> refused = CpuDecoder::create(pack);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("latents.levels[1].range: beyond [-16384, 16384]"), std::string::npos)
+        << refused.status().message();
+    pack.network.arithmetic = Arithmetic::float32;  // no such limit in the float32 arithmetic
+    EXPECT_TRUE(CpuDecoder::create(pack).ok());
 }
 
 TEST(Binary16Arithmetic, BilinearWeightsAreTheFloat32WeightsRoundedOnce) {

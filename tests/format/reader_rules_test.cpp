@@ -101,11 +101,16 @@ TEST(ReaderRules, ArithmeticAndMajorVersionAgree) {
 TEST(ReaderRules, Binary16LatentRangeLimit) {
     expect_rejected(as_major(with_meta([](ordered_json& j) {
                                  j["network"]["arithmetic"] = "binary16";
-                                 j["latents"]["levels"][2]["range"] = {-1.0, 40000.0};
+                                 j["latents"]["levels"][2]["range"] = {-1.0, 16385.0};
                              }),
                              2),
                     StatusCode::limit_exceeded,
-                    "'latents.levels[2].range': [-1.000000, 40000.000000] outside [-32768, 32768]");
+                    "'latents.levels[2].range': [-1.000000, 16385.000000] outside [-16384, 16384]");
+    expect_accepted(as_major(with_meta([](ordered_json& j) {
+                                 j["network"]["arithmetic"] = "binary16";
+                                 j["latents"]["levels"][2]["range"] = {-16384.0, 16384.0};
+                             }),
+                             2));
     expect_accepted(with_meta([](ordered_json& j) { j["latents"]["levels"][2]["range"] = {-1.0, 40000.0}; }));
 }
 
