@@ -181,8 +181,7 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
                     to_string(t.sample_type), to_string(t.color_space));
         std::printf("    semantic   %s\n", t.semantic_label().c_str());
         if (t.holds_normals())
-            std::printf(
-                "    normal     mode %s, convention %s\n",
+            std::printf("    normal     mode %s, convention %s\n",
                         t.normal_mode == NormalMode::none ? "none (stored as 3 plain channels)" : to_string(t.normal_mode),
                         to_string(t.normal_convention));
         if (!t.source_sha256.empty()) std::printf("    sha256     %s\n", t.source_sha256.c_str());
@@ -231,11 +230,11 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
                 e.preset.empty() ? "-" : e.preset.c_str(), e.target_bpp, static_cast<long long>(e.steps),
                 static_cast<long long>(e.seed), e.device.empty() ? "-" : e.device.c_str(), e.training_seconds);
     if (!e.trainer.empty())
-        std::printf(
-            "  %s trainer, batch %lld, Adam lr %g latents / %g network, latents rounded (%s) at %g, weights "
+        std::printf("  %s trainer, batch %lld, Adam lr %g latents / %g network, latents rounded (%s) at %g, weights "
                     "at %g, %s latent Adam\n",
-            e.trainer.c_str(), static_cast<long long>(e.batch_size), e.latent_learning_rate, e.network_learning_rate,
-            e.latent_rounding.c_str(), e.latent_rounding_at, e.weight_rounding_at, e.latent_adam.c_str());
+                    e.trainer.c_str(), static_cast<long long>(e.batch_size), e.latent_learning_rate,
+                    e.network_learning_rate, e.latent_rounding.c_str(), e.latent_rounding_at, e.weight_rounding_at,
+                    e.latent_adam.c_str());
     if (!e.source_folder.empty()) std::printf("  source folder %s\n", e.source_folder.c_str());
 
     const QualityReport& q = pack.quality;

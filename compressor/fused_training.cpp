@@ -10,9 +10,7 @@
 namespace nmc::detail {
 namespace {
 
-float* pointer(const torch::Tensor& t) {
-    return t.data_ptr<float>();
-}
+float* pointer(const torch::Tensor& t) { return t.data_ptr<float>(); }
 
 fused::OutputWeights output_weights(const OutputLayerFormat& f) {
     if (f.weight_type == WeightType::int8) return fused::OutputWeights::int8_scaled;
@@ -115,13 +113,9 @@ Status FusedTraining::step(int64_t step, const ForwardMode& mode, bool train_lat
     return kernels_->step(s, batch_size_);
 }
 
-Status FusedTraining::last_loss(double& loss, double& squared_error) {
-    return kernels_->last_loss(loss, squared_error);
-}
+Status FusedTraining::last_loss(double& loss, double& squared_error) { return kernels_->last_loss(loss, squared_error); }
 
-Status FusedTraining::synchronize() {
-    return kernels_->synchronize();
-}
+Status FusedTraining::synchronize() { return kernels_->synchronize(); }
 
 Status FusedTraining::latents_replaced() {
     NMC_RETURN_IF_ERROR(kernels_->synchronize());

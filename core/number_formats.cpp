@@ -69,9 +69,7 @@ uint8_t float_to_fp8_e4m3(float x) {
     return static_cast<uint8_t>(sign | (static_cast<uint32_t>(field) << 3) | mantissa);
 }
 
-float round_to_fp8_e4m3(float x) {
-    return fp8_e4m3_to_float(float_to_fp8_e4m3(x));
-}
+float round_to_fp8_e4m3(float x) { return fp8_e4m3_to_float(float_to_fp8_e4m3(x)); }
 
 float fp16_to_float(uint16_t code) {
     const bool negative = (code & 0x8000u) != 0;

@@ -23,9 +23,6 @@ constexpr int kMaxLayers = 8;
 constexpr int kMaxLayerWidth = 256;
 constexpr size_t kMaxNameBytes = 256;
 constexpr int kPositionalInputs = 13;  // spec 8.5: 12 positional-encoding values and the LOD input
-// spec 9: in the binary16 arithmetic, |lo|, |hi| <= 16384, so f16(step) <= 32768 and every value stays far below
-// binary16's 65504 (no saturation anywhere in dequantisation).
-constexpr float kMaxBinary16LatentMagnitude = 16384.0f;
 
 Status rule_error(const std::string& path, const std::string& what) {
     return Status(StatusCode::corrupt, "section 'META': '" + path + "': " + what);

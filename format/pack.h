@@ -19,6 +19,10 @@ constexpr uint16_t kFormatVersionMajorFloat32 = 1;
 constexpr uint16_t kFormatVersionMajorArithmetic = 2;
 constexpr uint16_t kFormatVersionMinor = 0;
 
+// spec 9: in the binary16 arithmetic, |lo|, |hi| of every latent level <= 16384, so f16(step) <= 32768 and every
+// value stays far below binary16's 65504 (no saturation anywhere in dequantisation).
+constexpr float kMaxBinary16LatentMagnitude = 16384.0f;
+
 enum class AddressMode { wrap, clamp };
 const char* to_string(AddressMode m);
 

@@ -70,7 +70,8 @@ Status check_latents(const Pack& pack) {
         // spec 9: the binary16 arithmetic's ranges, which keep f16(step) and every value far from binary16's limit
         // (the CUDA decoder relies on it: it converts without saturating).
         const bool binary16 = pack.network.arithmetic == Arithmetic::binary16;
-        if (binary16 && (std::fabs(l.lo) > 16384.0f || std::fabs(l.hi) > 16384.0f))
+        const float limit = kMaxBinary16LatentMagnitude;
+        if (binary16 && (std::fabs(l.lo) > limit || std::fabs(l.hi) > limit))
             return invalid(name + ".range: beyond [-16384, 16384], the limit of the binary16 arithmetic");
         const size_t count = static_cast<size_t>(w) * static_cast<size_t>(h) * static_cast<size_t>(g.feature_count);
         if (l.codes.size() != count) {
@@ -208,9 +209,7 @@ float weight_value(const Layer& layer, size_t index) {
 }
 
 // bf16 code of a float that bf16 holds exactly (E4M3 and Int8 values): its upper 16 bits.
-uint32_t bf16_bits(float x) {
-    return float_bits(x) >> 16;
-}
+uint32_t bf16_bits(float x) { return float_bits(x) >> 16; }
 
 // spec 7: the layer's weights, scales and biases in both kernels' layouts.
 ModelLayer convert_layer(const Layer& layer) {
