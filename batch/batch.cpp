@@ -182,11 +182,13 @@ std::string batch_fingerprint(const std::vector<SourceFile>& sources, const Batc
                   static_cast<long long>(settings.steps), settings.batch_size,
                   static_cast<unsigned long long>(settings.seed));
     std::string text = "nmc batch fingerprint 1\ntool=" + settings.tool + "\nquality=" + settings.quality + "\n" + numbers;
-    // Only a set target enters the text, so fingerprints of budget-only batches stay what they were.
+    // Only a set target and an arithmetic other than float32 (the only one before format 2.0) enter the text, so
+    // the fingerprints of packs built without them stay what they were.
     if (settings.target_psnr > 0) {
         std::snprintf(numbers, sizeof numbers, "target_psnr=%.17g\n", settings.target_psnr);
         text += numbers;
     }
+    if (settings.arithmetic != "float32") text += "arithmetic=" + settings.arithmetic + "\n";
     for (const SourceFile& s : sources) text += s.name + "\t" + s.sha256 + "\n";
     return Sha256::hex_digest(text.data(), text.size());
 }

@@ -49,6 +49,7 @@ struct BatchSettings {
     int64_t steps = 0;      // 0: the preset's
     int batch_size = 0;     // 0: the preset's
     uint64_t seed = 1;
+    std::string arithmetic = "binary16";  // `nmc compress --arithmetic`
     std::string tool;       // "nmc 0.1.0": a new version rebuilds everything
 };
 

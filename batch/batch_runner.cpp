@@ -53,7 +53,8 @@ std::vector<std::string> child_arguments(const BatchJob& job, const BatchRunOpti
     const BatchSettings& s = o.settings;
     std::vector<std::string> args = {o.nmc_executable, "-q", "compress", job.material.input, "-o",
                                      job.material.output, "--force", "--json", "--bpp", format_number(s.bpp),
-                                     "--quality", s.quality, "--seed", std::to_string(s.seed), "--device", device};
+                                     "--quality", s.quality, "--seed", std::to_string(s.seed), "--device", device,
+                                     "--arithmetic", s.arithmetic};
     if (s.target_psnr > 0) args.insert(args.end(), {"--target-psnr", format_number(s.target_psnr)});
     if (s.steps > 0) args.insert(args.end(), {"--steps", std::to_string(s.steps)});
     if (s.batch_size > 0) args.insert(args.end(), {"--batch", std::to_string(s.batch_size)});

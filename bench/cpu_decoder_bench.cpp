@@ -1,6 +1,7 @@
 // Throughput of the CPU decoder on a random but valid default-network pack (2048x2048, full mip chain, grid
 // scale 2, 16 features of 4 bits, 48 -> 64 -> 64 -> 64 -> C): whole-material decoding and random texel queries,
-// for every ISA path this CPU runs. Usage: nmc_cpu_decoder_bench [threads (0: all cores)] [channels (default 10)]
+// for every ISA path this CPU runs, in both decoding arithmetics (spec 5.6: float32 packs, then the same pack as
+// binary16, its rows named ISA/binary16). Usage: nmc_cpu_decoder_bench [threads (0: all cores)] [channels (default 10)]
 // Mtexel/s is wall-clock (best of a few runs); "per core" divides by process CPU time instead, which a busy
 // shared machine disturbs less.
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "decoder/cpu/cpu_decoder.h"
@@ -86,24 +88,30 @@ int main(int argc, char** argv) {
     options.channel_count = argc > 2 ? std::atoi(argv[2]) : 10;
     options.hidden_widths = {64, 64, 64};
     options.extra_inputs = 3;  // 2 * 16 + 13 + 3 = 48 inputs
-    const nmc::Pack pack = nmc::test::make_random_pack(options);
+    nmc::Pack pack = nmc::test::make_random_pack(options);
     std::printf("pack: %dx%d, %d mips, %zu levels, F=%d (4 bits), network 48-64-64-64-%d, threads=%d\n",
                 pack.material.width, pack.material.height, pack.material.mip_count, pack.latents.levels.size(),
                 options.feature_count, options.channel_count, threads);
 
-    for (nmc::CpuIsa isa : {nmc::CpuIsa::portable, nmc::CpuIsa::avx2, nmc::CpuIsa::avx512bf16}) {
-        nmc::Result<nmc::CpuDecoder> decoder = nmc::CpuDecoder::create(pack, {threads, isa});
-        if (!decoder.ok()) {
-            std::printf("%-11s unavailable: %s\n", nmc::to_string(isa), decoder.status().to_string().c_str());
-            continue;
+    for (nmc::Arithmetic arithmetic : {nmc::Arithmetic::float32, nmc::Arithmetic::binary16}) {
+        pack.network.arithmetic = arithmetic;  // the random pack's latent ranges are within binary16's (spec 9)
+        const std::string suffix = arithmetic == nmc::Arithmetic::float32 ? "" : "/binary16";
+        for (nmc::CpuIsa isa : {nmc::CpuIsa::portable, nmc::CpuIsa::avx2, nmc::CpuIsa::avx512bf16}) {
+            nmc::Result<nmc::CpuDecoder> decoder = nmc::CpuDecoder::create(pack, {threads, isa});
+            if (!decoder.ok()) {
+                std::printf("%-11s unavailable: %s\n", (nmc::to_string(isa) + suffix).c_str(),
+                            decoder.status().to_string().c_str());
+                continue;
+            }
+            const bool fast = isa != nmc::CpuIsa::portable;
+            const Throughput whole = bench_all_mips(*decoder, pack, fast ? 3 : 1);
+            const Throughput queries = bench_queries(*decoder, pack, fast ? 4000000 : 500000, fast ? 3 : 1);
+            std::printf(
+                "%-11s all mips: %6.2f Mtexel/s (%5.2f per core)   random queries: %6.2f Mtexel/s (%5.2f per core)   "
+                "%d threads\n",
+                (decoder->isa_name() + suffix).c_str(), whole.wall, whole.per_core, queries.wall, queries.per_core,
+                decoder->threads());
         }
-        const bool fast = isa != nmc::CpuIsa::portable;
-        const Throughput whole = bench_all_mips(*decoder, pack, fast ? 3 : 1);
-        const Throughput queries = bench_queries(*decoder, pack, fast ? 4000000 : 500000, fast ? 3 : 1);
-        std::printf(
-            "%-11s all mips: %6.2f Mtexel/s (%5.2f per core)   random queries: %6.2f Mtexel/s (%5.2f per core)   "
-            "%d threads\n",
-            decoder->isa_name(), whole.wall, whole.per_core, queries.wall, queries.per_core, decoder->threads());
     }
     return 0;
 }

@@ -105,7 +105,8 @@ def measure_nmc(nmc, material, opt, log_prefix, rows, errors, save):
                     files = [dict(file=t["file"], psnr8=t["psnr8_mip0_db"]) for t in q.get("textures", [])]
                 keep = {k: info.get(k) for k in ("file_bytes", "bits_per_texel", "target_bpp", "psnr_db",
                                                  "psnr8_mip0_db", "latents", "preset", "steps", "device",
-                                                 "training_seconds", "steps_per_second", "ratio_vs_bcn")}
+                                                 "training_seconds", "steps_per_second", "ratio_vs_bcn",
+                                                 "arithmetic")}
                 rows.append(dict(
                     rate=rate, budget_bpp=budget, extra_args=" ".join(opt.nmc_arg_list), quality=info.get("preset", opt.quality), steps=info.get("steps", opt.steps),
                     seed=opt.seed, device=info.get("device", opt.device), file_bytes=size,

@@ -177,8 +177,8 @@ class Database:
 def nmc_series(row, data):
     """Series name of an nmc row: device, preset and steps (a GPU run with another preset is another curve), and
     "full latent pyramid" for packs of more than two latent levels that rate control chose (its default until
-    2026-12-01; since then it writes two, docs/compressor.md "Two latent levels"); a --latent-shape run is named by
-    its extra arguments already."""
+    2026-12-01; since then it writes two, docs/compressor.md "Two latent levels"); the arithmetic where it is not
+    float32; a --latent-shape run is named by its extra arguments already."""
     device = row.get("device") or data["settings"].get("device") or "cpu"
     quality = row.get("quality") or "default"
     steps = row.get("steps")
@@ -187,10 +187,23 @@ def nmc_series(row, data):
         tag += " %s steps" % steps
     if row.get("decode_device", "cpu") != "cpu":
         tag += ", decoded on %s" % row["decode_device"]
-    if row.get("extra_args"):
-        tag += ", " + row["extra_args"]
+    # The decoding arithmetic (spec 5.6), named the same whether it was the default (binary16 since 2026-12-01, float32
+    # before) or asked for; results files from before then have it only in their extra arguments, if at all.
+    extra, arithmetic, words = [], "float32", (row.get("extra_args") or "").split()
+    for i, word in enumerate(words):
+        if word.startswith("--arithmetic="):
+            arithmetic = word.split("=", 1)[1]
+        elif word == "--arithmetic" and i + 1 < len(words):
+            arithmetic = words[i + 1]
+        elif i == 0 or words[i - 1] != "--arithmetic":
+            extra.append(word)
+    arithmetic = (row.get("compress") or {}).get("arithmetic") or arithmetic
+    if arithmetic != "float32":
+        tag += ", %s arithmetic" % arithmetic
+    if extra:
+        tag += ", " + " ".join(extra)
     levels = ((row.get("compress") or {}).get("latents") or {}).get("levels")
-    if levels is not None and levels > 2 and "--latent-shape" not in (row.get("extra_args") or ""):
+    if levels is not None and levels > 2 and "--latent-shape" not in " ".join(extra):
         tag += ", full latent pyramid"
     return "nmc " + tag
 

@@ -136,9 +136,29 @@ def test_plot_styles():
     check(plots.style_of("NTC 0.9.2 20k steps", names) == plots.STYLE["NTC 0.9.2 20k"], "NTC style fixed")
 
 
+def test_series_names():
+    # The arithmetic names a series the same whether the run asked for it or took the default (compress's JSON says
+    # which); a run from before format 2.0 with neither is float32, which stays unnamed.
+    import results_db
+    data = {"settings": {"device": "cuda"}}
+    base = {"device": "cuda:0", "quality": "best", "steps": 100000}
+    asked = dict(base, extra_args="--arithmetic=binary16")
+    asked_apart = dict(base, extra_args="--normal-mode xyz --arithmetic binary16")
+    default = dict(base, compress={"arithmetic": "binary16"})
+    old = dict(base, extra_args="--normal-mode xyz")
+    name = "nmc cuda best 100000 steps, binary16 arithmetic"
+    check(results_db.nmc_series(asked, data) == name, "asked binary16: %s" % results_db.nmc_series(asked, data))
+    check(results_db.nmc_series(default, data) == name, "default binary16: %s" % results_db.nmc_series(default, data))
+    check(results_db.nmc_series(asked_apart, data) == name + ", --normal-mode xyz",
+          "binary16 among other flags: %s" % results_db.nmc_series(asked_apart, data))
+    check(results_db.nmc_series(old, data) == "nmc cuda best 100000 steps, --normal-mode xyz",
+          "float32 unnamed: %s" % results_db.nmc_series(old, data))
+
+
 if __name__ == "__main__":
     test_metrics()
     test_report()
     test_plot_styles()
+    test_series_names()
     print("FAILED: %d" % len(FAILURES) if FAILURES else "ok")
     sys.exit(1 if FAILURES else 0)

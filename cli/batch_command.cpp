@@ -57,6 +57,7 @@ struct BatchCliOptions {
     int64_t steps = 0;
     int batch = 0;
     uint64_t seed = 1;
+    std::string arithmetic = "binary16";
     int jobs = 0;
     std::string device = "cpu";
     std::string shard;
@@ -152,6 +153,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     settings.steps = o.steps;
     settings.batch_size = o.batch;
     settings.seed = o.seed;
+    settings.arithmetic = o.arithmetic;
     settings.tool = std::string("nmc ") + NMC_VERSION_STRING;
     const std::vector<BatchJob> plan = plan_batch(mine, settings, o.force);
 
@@ -256,6 +258,10 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+    command->add_option("--arithmetic", options->arithmetic, "Decoding arithmetic of the packs: binary16 or float32 "
+                        "(see nmc compress --help)")
+        ->check(CLI::IsMember({"float32", "binary16"}))
+        ->capture_default_str();
     command->add_option("-j,--jobs", options->jobs, "Materials compressed at once (default 1, or one per GPU)")
         ->check(CLI::Range(1, 1024));
     command->add_option("--device", options->device, "cpu, cuda or cuda:N[,M...] (one job per listed GPU)")

@@ -86,7 +86,7 @@ struct CompressCliOptions {
     uint64_t seed = 1;
     std::string device = "cpu";
     std::string trainer = "auto";
-    std::string arithmetic = "float32";
+    std::string arithmetic = "binary16";
     std::string output_layer = "int8";
     std::string hidden_layers = "64,64,64";
     std::string normal_mode = "auto";
@@ -482,9 +482,9 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->check(CLI::IsMember({"auto", "fused", "eager"}))
         ->capture_default_str();
     command->add_option("--arithmetic", options->arithmetic,
-                        "Decoding arithmetic of the pack (docs/format-spec.md 5.6): float32 (format 1.0) or binary16 "
-                        "(format 2.0: binary16 latent values, bilinear weights and activations, for faster GPU "
-                        "decoders)")
+                        "Decoding arithmetic of the pack (docs/format-spec.md 5.6): binary16 (format 2.0: binary16 "
+                        "latent values, bilinear weights and activations, for faster GPU decoders) or float32 "
+                        "(format 1.0, for readers of 1.x only)")
         ->check(CLI::IsMember({"float32", "binary16"}))
         ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "core/number_formats.h"
+#include "decoder/cpu/cpu_decoder.h"
 #include "decoder/cpu/reference_math.h"
 
 namespace nmc::detail {
@@ -103,13 +104,22 @@ struct HgeluClamped : torch::autograd::Function<HgeluClamped> {
 };
 
 // spec 8.6's binary16 activation: h = f16(y), t = min(max(f16(h * c + 0.5), 0), 1), a = f16(min(h, 3) * t), with
-// hgelu_clamped's gradient. On the CPU exactly the reference decoder's (reference_math); on a GPU with LibTorch
+// hgelu_clamped's gradient. On the CPU exactly the reference decoder's (its SIMD kernels'); on a GPU with LibTorch
 // operations, where t's rounding goes through float32 first (h * c is exact, + 0.5 rounds once more): a rare
 // double rounding in training only, since every pack is measured with the CPU decoder.
 struct HgeluClampedBinary16 : torch::autograd::Function<HgeluClampedBinary16> {
     static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y) {
         ctx->save_for_backward({y});
-        if (cpu_float(y)) return map_cpu(y, [](float v) { return hgelu_clamped_binary16(v); });
+        if (cpu_float(y)) {  // the CPU decoder's own SIMD code, in chunks over the threads
+            const torch::Tensor in = y.contiguous();
+            torch::Tensor out = torch::empty_like(in);
+            const float* src = in.data_ptr<float>();
+            float* dst = out.data_ptr<float>();
+            at::parallel_for(0, in.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
+                hgelu_clamped_binary16_values(src + begin, dst + begin, static_cast<size_t>(end - begin));
+            });
+            return out;
+        }
         const auto f16 = [](const torch::Tensor& x) { return x.to(torch::kHalf).to(torch::kFloat); };
         const torch::Tensor h = f16(y.clamp(-kFp16Max, kFp16Max));
         const torch::Tensor t = f16(h * kOneThirdBinary16 + 0.5f).clamp(0.0f, 1.0f);

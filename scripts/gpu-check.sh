@@ -126,7 +126,8 @@ grep -A12 "nmc .* configuration" "$out/configure.log"
 
 step "build"
 targets=()
-[ "$mode" = sweep ] && targets=(--target nmc)
+# sweep and measure run nmc alone: build just it (not the tests and benchmarks)
+{ [ "$mode" = sweep ] || [ "$mode" = measure ]; } && targets=(--target nmc)
 cmake --build build-gpu -j"$jobs" "${targets[@]}" >"$out/build.log" 2>&1 ||
   { grep -B2 -A8 -m5 "error" "$out/build.log"; tail -30 "$out/build.log"; exit 1; }
 
@@ -219,21 +220,23 @@ if [ -x build-gpu/bench/nmc_fused_training_bench ] && [ -d ../shared/materials ]
     wall=$(( ($(date +%s%N) - started_ns) / 1000000 ))
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("metal009 %6d steps: wall %6.2f s, psnr8_mip0 %.2f dB, %.3f bpt, seconds %s" % (r["steps"], int(sys.argv[2]) / 1000, r["psnr8_mip0_db"], r["bits_per_texel"], {k: round(v, 2) for k, v in r["seconds"].items()}))' \
       "$out/compress-metal009-$steps.json" "$wall" 2>/dev/null || tail -c 600 "$out/compress-metal009-$steps.log"
-    rm -f "$out/metal009-$steps.nmc"
+    [ "$steps" = 20000 ] || rm -f "$out/metal009-$steps.nmc"
   done
-  # The binary16 arithmetic (format 2.0) end to end: the 20000-step run above in binary16 on the fused trainer (compare
-  # its psnr8 with the float32 line), then validate on the GPU decoder and on the CPU one (the same PSNR to 0.01 dB).
-  step "bench: nmc compress ambientcg_metal009_2k --quality best --steps 20000 --bpp 5.378 --arithmetic binary16 --device cuda"
-  build-gpu/cli/nmc compress ../shared/materials/ambientcg_metal009_2k -o "$out/metal009-binary16.nmc" --quality best \
-    --steps 20000 --device cuda --trainer fused --bpp 5.378 --seed 1 --arithmetic binary16 --force --json \
-    >"$out/compress-metal009-binary16.json" 2>"$out/compress-metal009-binary16.log" || status=1
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in ("arithmetic", "trainer", "psnr_db", "psnr8_mip0_db", "bits_per_texel", "training_seconds")})' \
-    "$out/compress-metal009-binary16.json" 2>/dev/null || tail -c 600 "$out/compress-metal009-binary16.log"
+  # The two arithmetics end to end: the 20000-step run above (binary16, the default: format 2.0) validated on the GPU
+  # decoder and on the CPU one (the same PSNR to 0.01 dB), and the same run in float32 (format 1.0) to compare.
   for device in cuda cpu; do
-    build-gpu/cli/nmc validate "$out/metal009-binary16.nmc" --source ../shared/materials/ambientcg_metal009_2k \
-      --device "$device" >"$out/validate-metal009-binary16-$device.txt" 2>&1 || status=1
-    echo "validate --device $device:"; grep -E "PSNR|verdict" "$out/validate-metal009-binary16-$device.txt"
+    build-gpu/cli/nmc validate "$out/metal009-20000.nmc" --source ../shared/materials/ambientcg_metal009_2k \
+      --device "$device" >"$out/validate-metal009-20000-$device.txt" 2>&1 || status=1
+    echo "validate metal009-20000.nmc (binary16) --device $device:"; grep -E "PSNR|verdict" "$out/validate-metal009-20000-$device.txt"
   done
+  rm -f "$out/metal009-20000.nmc"
+  step "bench: nmc compress ambientcg_metal009_2k --quality best --steps 20000 --bpp 5.378 --arithmetic float32 --device cuda"
+  build-gpu/cli/nmc compress ../shared/materials/ambientcg_metal009_2k -o "$out/metal009-float32.nmc" --quality best \
+    --steps 20000 --device cuda --trainer fused --bpp 5.378 --seed 1 --arithmetic float32 --force --json \
+    >"$out/compress-metal009-float32.json" 2>"$out/compress-metal009-float32.log" || status=1
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print({k: r[k] for k in ("arithmetic", "trainer", "psnr_db", "psnr8_mip0_db", "bits_per_texel", "training_seconds")})' \
+    "$out/compress-metal009-float32.json" 2>/dev/null || tail -c 600 "$out/compress-metal009-float32.log"
+  rm -f "$out/metal009-float32.nmc"
 fi
 
 if [ -d "${NMC_BENCH_MATERIALS:-bench-materials}" ] && [ -x build-gpu/cli/nmc ]; then

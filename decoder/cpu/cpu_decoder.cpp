@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "decoder/cpu/decoder_model.h"
+#include "decoder/cpu/reference_math.h"
 
 namespace nmc {
 namespace {
@@ -103,6 +104,14 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
     const int threads =
         options.threads > 0 ? options.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     return CpuDecoder(std::make_shared<const cpu_detail::Model>(std::move(model).value()), isa, threads);
+}
+
+void hgelu_clamped_binary16_values(const float* in, float* out, size_t n) {
+#if NMC_HAVE_X86_KERNELS
+    if (cpu_detail::avx512bf16_supported()) return cpu_detail::hgelu_clamped_binary16_avx512(in, out, n);
+    if (cpu_detail::avx2_supported()) return cpu_detail::hgelu_clamped_binary16_avx2(in, out, n);
+#endif
+    for (size_t i = 0; i < n; ++i) out[i] = hgelu_clamped_binary16(in[i]);
 }
 
 int CpuDecoder::channel_count() const {

@@ -2,6 +2,7 @@
 // multi-threaded, with an AVX-512 BF16 kernel chosen at run time and a portable kernel for every other CPU.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -82,5 +83,10 @@ private:
     CpuIsa isa_;
     int threads_;
 };
+
+// spec 8.6's activation in the binary16 arithmetic of n float32 values (out may equal in), bit-exact with
+// reference_math's hgelu_clamped_binary16, by the fastest of the decoder's kernels this CPU runs (one thread).
+// For the trainer's CPU forward pass, which must compute what the decoder computes.
+void hgelu_clamped_binary16_values(const float* in, float* out, size_t n);
 
 }  // namespace nmc

@@ -96,7 +96,7 @@ void decode_tile_avx2(const Model& model, const TexelQuery* queries, int count, 
 // As round_to_fp8_portable, with AVX2; the caller checks avx2_supported() first.
 void round_to_fp8_avx2(const float* in, float* out, size_t n);
 // The binary16 arithmetic's activation (reference_math's hgelu_clamped_binary16) of n floats as the AVX2 kernel
-// computes it, for tests; the caller checks avx2_supported() first.
+// computes it (tests, nmc::hgelu_clamped_binary16_values); the caller checks avx2_supported() first.
 void hgelu_clamped_binary16_avx2(const float* in, float* out, size_t n);
 
 // Whether this CPU runs the AVX-512 BF16 kernel (AVX-512F/BW/VL/DQ and AVX512-BF16).

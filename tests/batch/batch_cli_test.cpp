@@ -337,6 +337,29 @@ TEST(BatchCli, TargetPsnrIsPassedToEveryMaterial) {
     }
 }
 
+// --arithmetic reaches every child: the default writes binary16 packs (format 2.0); asking for float32 rebuilds
+// them (the arithmetic is part of the fingerprint) as format 1.0 packs.
+TEST(BatchCli, ArithmeticIsPassedToEveryMaterial) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/a", "a", 1);
+    write_material(root + "/b", "b", 2);
+    for (const std::string arithmetic : {"binary16", "float32"}) {
+        const std::string flag = arithmetic == "binary16" ? "" : " --arithmetic " + arithmetic;
+        const CommandResult r = run_nmc(fast_batch(root + " -o " + out + flag), dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+        const std::map<std::string, Json> rows = report_rows(out);
+        ASSERT_EQ(rows.size(), 2u);
+        for (const auto& [name, row] : rows) EXPECT_EQ(row["status"], "ok") << name << " " << arithmetic;
+        for (const std::string name : {"a", "b"}) {
+            const nmc::Result<nmc::Pack> pack = nmc::read_pack_file(out + "/" + name + ".nmc");
+            ASSERT_TRUE(pack.ok()) << pack.status().to_string();
+            EXPECT_EQ(nmc::to_string(pack->network.arithmetic), arithmetic) << name;
+            EXPECT_EQ(pack->format_version_major(), arithmetic == "binary16" ? 2 : 1) << name;
+        }
+    }
+}
+
 // A manifest is a material of its own: `props/crate.json` becomes `OUT/props/crate.nmc`, made from the files
 // the manifest lists (here under other names than recognition would accept), and the folder holding the
 // manifest is not compressed as a folder material too. Editing the manifest makes the pack out of date.

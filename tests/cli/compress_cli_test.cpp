@@ -110,24 +110,29 @@ TEST(CompressCli, HiddenLayersAreStoredInThePack) {
     EXPECT_EQ(layers[2]["input_width"], 16);
 }
 
-// --arithmetic binary16 writes a format 2.0 pack that says so; nmc decodes it back (CPU decoder) and validates it.
-TEST(CompressCli, Binary16ArithmeticWritesAFormat2Pack) {
+// The default arithmetic, binary16, writes a format 2.0 pack that says so, and --arithmetic float32 a 1.0 one; nmc
+// decodes each back (CPU decoder) and validates it.
+TEST(CompressCli, ArithmeticChoosesTheFormatVersion) {
     TempDir dir;
     write_albedo_roughness(dir.file("crate"));
-    const std::string pack = dir.file("crate.nmc");
-    const CommandResult r =
-        run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --arithmetic binary16 --json", dir.path());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(parse(r.out)["arithmetic"], "binary16") << r.out;
-    const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
-    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-    const Json j = parse(inspect.out);
-    EXPECT_EQ(j["format_version"], "2.0") << inspect.out;
-    EXPECT_EQ(j["network"]["arithmetic"], "binary16") << inspect.out;
-    const CommandResult text = run_nmc("inspect " + pack, dir.path());
-    EXPECT_NE(text.out.find("binary16 arithmetic"), std::string::npos) << text.out;
-    const CommandResult validate = run_nmc("validate " + pack + " --source " + dir.file("crate"), dir.path());
-    EXPECT_EQ(validate.exit_code, 0) << validate.out << validate.err;
+    for (const auto& [flag, arithmetic, version] :
+         {std::tuple<std::string, std::string, std::string>{"", "binary16", "2.0"},
+          {" --arithmetic float32", "float32", "1.0"}}) {
+        const std::string pack = dir.file("crate-" + arithmetic + ".nmc");
+        const CommandResult r =
+            run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + flag + " --json", dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(parse(r.out)["arithmetic"], arithmetic) << r.out;
+        const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
+        ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+        const Json j = parse(inspect.out);
+        EXPECT_EQ(j["format_version"], version) << inspect.out;
+        EXPECT_EQ(j["network"]["arithmetic"], arithmetic) << inspect.out;
+        const CommandResult text = run_nmc("inspect " + pack, dir.path());
+        EXPECT_NE(text.out.find(arithmetic + " arithmetic"), std::string::npos) << text.out;
+        const CommandResult validate = run_nmc("validate " + pack + " --source " + dir.file("crate"), dir.path());
+        EXPECT_EQ(validate.exit_code, 0) << validate.out << validate.err;
+    }
 }
 
 TEST(CompressCli, BadInputFailsWithItsExitCodeAndWritesNothing) {
