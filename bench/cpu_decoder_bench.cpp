@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
     for (nmc::Arithmetic arithmetic : {nmc::Arithmetic::float32, nmc::Arithmetic::binary16}) {
         pack.network.arithmetic = arithmetic;  // the random pack's latent ranges are within binary16's (spec 9)
         const std::string suffix = arithmetic == nmc::Arithmetic::float32 ? "" : "/binary16";
-        for (nmc::CpuIsa isa : {nmc::CpuIsa::portable, nmc::CpuIsa::avx2, nmc::CpuIsa::avx512bf16}) {
+        for (nmc::CpuIsa isa :
+             {nmc::CpuIsa::portable, nmc::CpuIsa::avx2, nmc::CpuIsa::avx512bf16, nmc::CpuIsa::avx512fp16}) {
             nmc::Result<nmc::CpuDecoder> decoder = nmc::CpuDecoder::create(pack, {threads, isa});
             if (!decoder.ok()) {
                 std::printf("%-11s unavailable: %s\n", (nmc::to_string(isa) + suffix).c_str(),

@@ -73,6 +73,8 @@ const char* to_string(CpuIsa isa) {
             return "avx2";
         case CpuIsa::avx512bf16:
             return "avx512bf16";
+        case CpuIsa::avx512fp16:
+            return "avx512fp16";
     }
     return "unknown";
 }
@@ -85,19 +87,25 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
 #if NMC_HAVE_X86_KERNELS
     const bool have_avx2 = cpu_detail::avx2_supported();
     const bool have_avx512bf16 = cpu_detail::avx512bf16_supported();
+    const bool have_avx512fp16 = cpu_detail::avx512fp16_supported();
 #else
     const bool have_avx2 = false;
     const bool have_avx512bf16 = false;
+    const bool have_avx512fp16 = false;
 #endif
     CpuIsa isa = options.isa;
     if (isa == CpuIsa::automatic) {
-        isa = have_avx512bf16 ? CpuIsa::avx512bf16 : (have_avx2 ? CpuIsa::avx2 : CpuIsa::portable);
+        isa = have_avx512fp16    ? CpuIsa::avx512fp16
+              : have_avx512bf16 ? CpuIsa::avx512bf16
+              : have_avx2       ? CpuIsa::avx2
+                                : CpuIsa::portable;
     }
-    if ((isa == CpuIsa::avx512bf16 && !have_avx512bf16) || (isa == CpuIsa::avx2 && !have_avx2)) {
+    if ((isa == CpuIsa::avx512fp16 && !have_avx512fp16) || (isa == CpuIsa::avx512bf16 && !have_avx512bf16) ||
+        (isa == CpuIsa::avx2 && !have_avx2)) {
         return Status(StatusCode::backend_unavailable,
                       std::string("CpuDecoder: this CPU or build cannot run the ") + to_string(isa) +
-                          " kernel (avx2 needs AVX2 and FMA, avx512bf16 AVX-512F/BW/VL/DQ and AVX512-BF16, both an "
-                          "x86-64 build); use isa automatic or portable");
+                          " kernel (avx2 needs AVX2 and FMA, avx512bf16 AVX-512F/BW/VL/DQ and AVX512-BF16, "
+                          "avx512fp16 those and AVX512-FP16, all an x86-64 build); use isa automatic or portable");
     }
     Result<cpu_detail::Model> model = cpu_detail::build_model(pack);
     if (!model.ok()) return model.status();
@@ -108,6 +116,9 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
 
 void hgelu_clamped_binary16_values(const float* in, float* out, size_t n) {
 #if NMC_HAVE_X86_KERNELS
+#if NMC_HAVE_AVX512FP16
+    if (cpu_detail::avx512fp16_supported()) return cpu_detail::hgelu_clamped_binary16_avx512fp16(in, out, n);
+#endif
     if (cpu_detail::avx512bf16_supported()) return cpu_detail::hgelu_clamped_binary16_avx512(in, out, n);
     if (cpu_detail::avx2_supported()) return cpu_detail::hgelu_clamped_binary16_avx2(in, out, n);
 #endif
@@ -120,8 +131,8 @@ int CpuDecoder::channel_count() const {
 
 void CpuDecoder::decode_tile(const TexelQuery* queries, int count, float* out) const {
 #if NMC_HAVE_X86_KERNELS
-    if (isa_ == CpuIsa::avx512bf16) {
-        cpu_detail::decode_tile_avx512bf16(*model_, queries, count, out);
+    if (isa_ == CpuIsa::avx512bf16 || isa_ == CpuIsa::avx512fp16) {
+        cpu_detail::decode_tile_avx512bf16(*model_, queries, count, out, isa_ == CpuIsa::avx512fp16);
         return;
     }
     if (isa_ == CpuIsa::avx2) {

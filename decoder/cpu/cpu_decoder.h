@@ -20,10 +20,12 @@ struct Model;
 // Which kernel runs the network. Both compute the spec's maths exactly except the order of each layer's
 // float32 sums, which the spec leaves free (section 8.6); everything else is bit-identical between them.
 enum class CpuIsa {
-    automatic,   // the fastest this CPU runs: avx512bf16, else avx2, else portable
+    automatic,   // the fastest this CPU runs: avx512fp16, else avx512bf16, else avx2, else portable
     portable,    // plain C++ (auto-vectorised for the build's baseline ISA)
     avx2,        // AVX2 + FMA, float32 products (exact), 8 texels per register: x86-64 Haswell / Zen 1 and newer
     avx512bf16,  // AVX-512F/BW/VL + AVX512-BF16 (vdpbf16ps): x86-64 Zen 4 / Cooper Lake and newer
+    avx512fp16,  // the avx512bf16 kernel with AVX512-FP16's binary16 arithmetic for the binary16 activation (spec
+                 // 8.6; float32 packs decode as avx512bf16): x86-64 Sapphire Rapids and newer
 };
 const char* to_string(CpuIsa isa);
 
@@ -66,7 +68,7 @@ public:
     // invalid_argument (and out untouched) if any query has a mip out of range or coordinates outside the limit.
     Status decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const;
 
-    // The kernel that runs: "portable", "avx2" or "avx512bf16" (to_string of the resolved CpuIsa).
+    // The kernel that runs: "portable", "avx2", "avx512bf16" or "avx512fp16" (to_string of the resolved CpuIsa).
     const char* isa_name() const { return to_string(isa_); }
     CpuIsa isa() const { return isa_; }
     int channel_count() const;

@@ -101,12 +101,21 @@ void hgelu_clamped_binary16_avx2(const float* in, float* out, size_t n);
 
 // Whether this CPU runs the AVX-512 BF16 kernel (AVX-512F/BW/VL/DQ and AVX512-BF16).
 bool avx512bf16_supported();
-// As decode_tile_portable; the caller checks avx512bf16_supported() first.
-void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int count, float* out);
+// Whether it also has AVX512-FP16 (and the build the instructions: NMC_HAVE_AVX512FP16).
+bool avx512fp16_supported();
+// As decode_tile_portable; the caller checks avx512bf16_supported() first, and avx512fp16_supported() for
+// fp16_activation (the binary16 activation in AVX512-FP16's binary16 arithmetic; float32 packs ignore it).
+void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int count, float* out,
+                            bool fp16_activation);
 // As round_to_fp8_portable, with AVX-512; the caller checks avx512bf16_supported() first.
 void round_to_fp8_avx512(const float* in, float* out, size_t n);
 // As hgelu_clamped_binary16_avx2, as the AVX-512 kernel computes it; the caller checks avx512bf16_supported() first.
 void hgelu_clamped_binary16_avx512(const float* in, float* out, size_t n);
+#if NMC_HAVE_AVX512FP16
+// As hgelu_clamped_binary16_avx2, as the AVX-512 kernel computes it with fp16_activation; the caller checks
+// avx512fp16_supported() first.
+void hgelu_clamped_binary16_avx512fp16(const float* in, float* out, size_t n);
+#endif
 #endif
 
 }  // namespace nmc::cpu_detail

@@ -88,6 +88,36 @@ inline __m512 hgelu_clamped_binary16(__m512 y) {
     return round_to_fp16(_mm512_mul_ps(_mm512_min_ps(h, _mm512_set1_ps(3.0f)), t));
 }
 
+#if NMC_HAVE_AVX512FP16
+// The binary16 activation in AVX512-FP16's binary16 arithmetic (avx512fp16_supported()): these functions alone are
+// compiled for it, so that the rest of the kernel stays runnable on AVX-512 CPUs without it.
+#define NMC_TARGET_AVX512FP16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx512fp16")))
+
+// spec 8.6, binary16 arithmetic, as reference_math's hgelu_clamped_binary16: every step is one binary16 instruction
+// that rounds once, as the spec writes it (vfmadd rounds the exact h * c + 0.5; binary16 instructions keep
+// subnormals whatever MXCSR says).
+NMC_TARGET_AVX512FP16 inline __m512 hgelu_clamped_binary16_fp16(__m512 y) {
+    const __m256h h =
+        _mm512_cvtxps_ph(_mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(-kFp16Max)), _mm512_set1_ps(kFp16Max)));
+    const __m256h t = _mm256_min_ph(
+        _mm256_max_ph(_mm256_fmadd_ph(h, _mm256_set1_ph(kOneThirdBinary16), _mm256_set1_ph(0.5f)), _mm256_setzero_ph()),
+        _mm256_set1_ph(1.0f));
+    return _mm512_cvtxph_ps(_mm256_mul_ph(_mm256_min_ph(h, _mm256_set1_ph(3.0f)), t));
+}
+
+// The next layer's input from 16 outputs y[j * 16 + t] of 16 texels (j = 0 .. 15): the activation, then E4M3 (8.6),
+// packed as bf16 pairs into next[(j / 2) * 16 + t]. Called once a block of outputs, after the block's accumulators
+// are dead (a call while they live would spill them).
+NMC_TARGET_AVX512FP16 __attribute__((noinline)) void activate_block_fp16(const float* y, uint32_t* next) {
+#pragma GCC unroll 8
+    for (int j = 0; j < kTileTexels; j += 2) {
+        const __m512 a0 = hgelu_clamped_binary16_fp16(_mm512_load_ps(y + j * kTileTexels));
+        const __m512 a1 = hgelu_clamped_binary16_fp16(_mm512_load_ps(y + (j + 1) * kTileTexels));
+        _mm512_store_si512(next + j / 2 * kTileTexels, pack_pairs(round_to_fp8(a0), round_to_fp8(a1)));
+    }
+}
+#endif
+
 // spec 8.7: lo + (hi - lo) * min(max(o, 0), 1).
 inline __m512 output_transform(__m512 o, float lo, float hi) {
     const __m512 clamped = _mm512_min_ps(_mm512_max_ps(o, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
@@ -258,6 +288,14 @@ bool avx512bf16_supported() {
            __builtin_cpu_supports("avx512bf16");
 }
 
+bool avx512fp16_supported() {
+#if NMC_HAVE_AVX512FP16
+    return avx512bf16_supported() && __builtin_cpu_supports("avx512fp16");
+#else
+    return false;
+#endif
+}
+
 void round_to_fp8_avx512(const float* in, float* out, size_t n) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, round_to_fp8(_mm512_loadu_ps(in + i)));
@@ -276,8 +314,26 @@ void hgelu_clamped_binary16_avx512(const float* in, float* out, size_t n) {
     }
 }
 
-void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int count, float* out) {
+#if NMC_HAVE_AVX512FP16
+NMC_TARGET_AVX512FP16 void hgelu_clamped_binary16_avx512fp16(const float* in, float* out, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, hgelu_clamped_binary16_fp16(_mm512_loadu_ps(in + i)));
+    if (i < n) {
+        const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(out + i, mask, hgelu_clamped_binary16_fp16(_mm512_maskz_loadu_ps(mask, in + i)));
+    }
+}
+#endif
+
+void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int count, float* out,
+                            bool fp16_activation) {
     static_assert(kTileTexels == 16, "one texel per lane of a 512-bit register");
+#if NMC_HAVE_AVX512FP16
+    fp16_activation = fp16_activation && model.arithmetic == Arithmetic::binary16;
+    alignas(64) float y_block[kTileTexels * kTileTexels];  // with fp16_activation: a block's y, [j * 16 + t]
+#else
+    fp16_activation = false;
+#endif
     alignas(64) float x[kMaxLayerWidth * kTileTexels];               // layer 0's input, [i * 16 + t]
     alignas(64) uint32_t pairs_a[kMaxLayerWidth / 2 * kTileTexels];  // a layer's input as bf16 pairs, [p * 16 + t]
     alignas(64) uint32_t pairs_b[kMaxLayerWidth / 2 * kTileTexels];
@@ -328,7 +384,12 @@ void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int c
                                                 _mm512_set1_ps(layer.biases[n]));
                 const __m512 y1 = _mm512_add_ps(_mm512_mul_ps(acc[j + 1], _mm512_set1_ps(layer.scales[n + 1])),
                                                 _mm512_set1_ps(layer.biases[n + 1]));
-                if (l < last) {
+                if (l < last && fp16_activation) {
+#if NMC_HAVE_AVX512FP16
+                    _mm512_store_ps(y_block + j * kTileTexels, y0);  // activate_block_fp16 below
+                    _mm512_store_ps(y_block + (j + 1) * kTileTexels, y1);
+#endif
+                } else if (l < last) {
                     // the next layer's input, rounded to E4M3 (8.6) and packed as bf16 pairs.
                     const bool float32 = model.arithmetic == Arithmetic::float32;
                     const __m512 a0 = float32 ? hgelu_clamped(y0) : hgelu_clamped_binary16(y0);
@@ -345,6 +406,9 @@ void decode_tile_avx512bf16(const Model& model, const TexelQuery* queries, int c
                     }
                 }
             }
+#if NMC_HAVE_AVX512FP16
+            if (l < last && fp16_activation) activate_block_fp16(y_block, next + block / 2 * kTileTexels);
+#endif
         }
         std::swap(input, next);
     }

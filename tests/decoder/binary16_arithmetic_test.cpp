@@ -142,6 +142,13 @@ TEST(Binary16Arithmetic, Avx512ActivationMatchesTheReferenceBitForBit) {
     if (!cpu_detail::avx512bf16_supported()) GTEST_SKIP() << "this CPU lacks AVX-512 BF16";
     expect_simd_matches_reference(cpu_detail::hgelu_clamped_binary16_avx512);
 }
+
+#if NMC_HAVE_AVX512FP16
+TEST(Binary16Arithmetic, Avx512Fp16ActivationMatchesTheReferenceBitForBit) {
+    if (!cpu_detail::avx512fp16_supported()) GTEST_SKIP() << "this CPU lacks AVX512-FP16";
+    expect_simd_matches_reference(cpu_detail::hgelu_clamped_binary16_avx512fp16);
+}
+#endif
 #endif
 
 TEST(Binary16Arithmetic, DequantisationRoundsOnceFromTheExactValue) {

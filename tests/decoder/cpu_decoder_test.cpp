@@ -117,7 +117,7 @@ std::vector<float> spec_decode(const Pack& pack, float u, float v, int mip) {
 
 std::vector<CpuIsa> available_isas(const Pack& pack) {
     std::vector<CpuIsa> isas = {CpuIsa::portable};
-    for (CpuIsa isa : {CpuIsa::avx2, CpuIsa::avx512bf16}) {
+    for (CpuIsa isa : {CpuIsa::avx2, CpuIsa::avx512bf16, CpuIsa::avx512fp16}) {
         if (CpuDecoder::create(pack, {1, isa}).ok()) isas.push_back(isa);
     }
     return isas;

@@ -71,7 +71,7 @@ const std::vector<float> kExpected = {2.5f, -0.3125f, -0.3125f, 2.5f};
 
 std::vector<CpuIsa> available_isas() {
     std::vector<CpuIsa> isas = {CpuIsa::portable};
-    for (CpuIsa isa : {CpuIsa::avx2, CpuIsa::avx512bf16}) {
+    for (CpuIsa isa : {CpuIsa::avx2, CpuIsa::avx512bf16, CpuIsa::avx512fp16}) {
         if (CpuDecoder::create(hand_built_pack(), {1, isa}).ok()) isas.push_back(isa);
     }
     return isas;
