@@ -16,7 +16,6 @@
 namespace nmc::detail {
 namespace {
 
-constexpr float kOneThird = 0.333333343f;        // float32(1/3), spec 8.6
 constexpr float kMinScale = 1e-8f;               // keeps an all-zero row's scale finite and non-zero
 
 // Elements per task of the CPU loops below: large enough that threading pays.
@@ -58,7 +57,7 @@ struct Fp8StraightThrough : torch::autograd::Function<Fp8StraightThrough> {
 };
 
 // spec 8.6: hgelu_clamped's t.
-float hgelu_gate(float y) { return std::min(std::max(y * kOneThird + 0.5f, 0.0f), 1.0f); }
+float hgelu_gate(float y) { return std::min(std::max(y * kOneThirdFloat32 + 0.5f, 0.0f), 1.0f); }
 
 // The gradient of hgelu_clamped at y, the one LibTorch's autograd gives its expression: (y <= 3 ? t : 0) +
 // min(y, 3) * (0 <= y/3 + 0.5 <= 1 ? 1/3 : 0). Also the binary16 activation's: its roundings pass straight through.
@@ -75,17 +74,17 @@ torch::autograd::variable_list hgelu_clamped_backward(torch::autograd::AutogradC
         at::parallel_for(0, yc.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i) {
                 const float v = ys[i];
-                const float u = v * kOneThird + 0.5f;
+                const float u = v * kOneThirdFloat32 + 0.5f;
                 const float slope = (v <= 3.0f ? hgelu_gate(v) : 0.0f) +
-                                    (u >= 0.0f && u <= 1.0f ? std::min(v, 3.0f) * kOneThird : 0.0f);
+                                    (u >= 0.0f && u <= 1.0f ? std::min(v, 3.0f) * kOneThirdFloat32 : 0.0f);
                 dst[i] = gs[i] * slope;
             }
         });
         return {out};
     }
-    const torch::Tensor u = y * kOneThird + 0.5f;
+    const torch::Tensor u = y * kOneThirdFloat32 + 0.5f;
     const torch::Tensor slope = (y <= 3.0f).to(y.scalar_type()) * u.clamp(0.0f, 1.0f) +
-                                y.clamp_max(3.0f) * ((u >= 0.0f) & (u <= 1.0f)).to(y.scalar_type()) * kOneThird;
+                                y.clamp_max(3.0f) * ((u >= 0.0f) & (u <= 1.0f)).to(y.scalar_type()) * kOneThirdFloat32;
     return {grad[0] * slope};
 }
 
@@ -95,7 +94,7 @@ struct HgeluClamped : torch::autograd::Function<HgeluClamped> {
     static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y) {
         ctx->save_for_backward({y});
         if (cpu_float(y)) return map_cpu(y, [](float v) { return std::min(v, 3.0f) * hgelu_gate(v); });
-        return y.clamp_max(3.0f) * (y * kOneThird + 0.5f).clamp(0.0f, 1.0f);
+        return y.clamp_max(3.0f) * (y * kOneThirdFloat32 + 0.5f).clamp(0.0f, 1.0f);
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grad) {

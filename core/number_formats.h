@@ -46,4 +46,8 @@ float round_to_fp16_satfinite(double x);
 
 constexpr float kFp16Max = 65504.0f;
 
+// spec 8.6: hgelu_clamped's slope 1/3 in each arithmetic: float32(1/3), and f16(1/3) = binary16 0x3555 (2.2).
+constexpr float kOneThirdFloat32 = 0.333333343f;
+constexpr float kOneThirdBinary16 = 0.333251953125f;
+
 }  // namespace nmc

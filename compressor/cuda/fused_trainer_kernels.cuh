@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "compressor/cuda/fused_trainer.h"
+#include "core/number_formats.h"
 
 namespace nmc::fused::kernels {
 
@@ -43,9 +44,6 @@ constexpr int kUnitSlots = 6;            // 16x16 weight-gradient tiles per warp
 constexpr int kBiasSlots = 2;            // 16-row bias-gradient strips per warp: at most 13 / 8, rounded up
 constexpr int kScratchStride = 40;       // floats per texel row of the layer-0 input gradient (2F <= 32 used)
 constexpr float kGradientScale = 16.0f;
-constexpr float kHalfMax = 65504.0f;
-constexpr float kOneThird = 0.333333343f;  // float32(1/3), spec 8.6
-constexpr float kOneThirdBinary16 = 0.333251953125f;  // f16(1/3), binary16 0x3555: spec 8.6's binary16 arithmetic
 constexpr float kMinScale = 1e-8f;         // as Model::quantize_layer: an all-zero row keeps a finite scale
 
 // Layer l's widths: inputs I_l = {input_width, 64, 64, 64}; outputs padded to {64, 64, 64, 16}.
@@ -246,7 +244,7 @@ __device__ __forceinline__ float fp8_value(float x) { return __half2float(fp8_ha
 
 // A gradient pair as fp16, saturated so that an outlier cannot become infinite.
 __device__ __forceinline__ uint32_t gradient_pair(float lo, float hi) {
-    return half2_bits(__floats2half2_rn(fminf(fmaxf(lo, -kHalfMax), kHalfMax), fminf(fmaxf(hi, -kHalfMax), kHalfMax)));
+    return half2_bits(__floats2half2_rn(fminf(fmaxf(lo, -kFp16Max), kFp16Max), fminf(fmaxf(hi, -kFp16Max), kFp16Max)));
 }
 
 // spec 8.3: wrap (non-negative modulo) or clamp into 0 .. size - 1.
@@ -316,10 +314,10 @@ __device__ __forceinline__ float saw(float t) { return (t - floorf(t)) * 2.0f - 
 // spec 8.6's hgelu_clamped and its derivative as LibTorch's autograd takes it (clamp passes the gradient at the
 // bounds): a = min(y, 3) * t with t = clamp(y / 3 + 0.5, 0, 1).
 __device__ __forceinline__ float hgelu(float y, float& derivative) {
-    const float gate_raw = y * kOneThird + 0.5f;
+    const float gate_raw = y * kOneThirdFloat32 + 0.5f;
     const float gate = fminf(fmaxf(gate_raw, 0.0f), 1.0f);
     const float capped = fminf(y, 3.0f);
-    derivative = (y <= 3.0f ? gate : 0.0f) + (gate_raw >= 0.0f && gate_raw <= 1.0f ? capped * kOneThird : 0.0f);
+    derivative = (y <= 3.0f ? gate : 0.0f) + (gate_raw >= 0.0f && gate_raw <= 1.0f ? capped * kOneThirdFloat32 : 0.0f);
     return capped * gate;
 }
 
@@ -328,7 +326,7 @@ __device__ __forceinline__ float hgelu(float y, float& derivative) {
 // value, then the clamp), a = f16(min(h, 3) * t) (one HMUL rounding).
 __device__ __forceinline__ float hgelu_binary16(float y, float& derivative) {
     hgelu(y, derivative);
-    const __half h = __float2half_rn(fminf(fmaxf(y, -kHalfMax), kHalfMax));
+    const __half h = __float2half_rn(fminf(fmaxf(y, -kFp16Max), kFp16Max));
     const __half t = __hfma_sat(h, __float2half_rn(kOneThirdBinary16), __float2half_rn(0.5f));
     return __half2float(__hmul(__hmin(h, __float2half_rn(3.0f)), t));
 }

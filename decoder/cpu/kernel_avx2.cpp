@@ -49,7 +49,7 @@ inline __m256 round_to_fp8(__m256 x) {
 // spec 8.6: t = min(max(y * 0.333333343 + 0.5, 0), 1); a = min(y, 3) * t. minps/maxps as spec_min/spec_max.
 inline __m256 hgelu_clamped(__m256 y) {
     const __m256 t =
-        _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_mul_ps(y, _mm256_set1_ps(0.333333343f)), _mm256_set1_ps(0.5f)),
+        _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(_mm256_mul_ps(y, _mm256_set1_ps(kOneThirdFloat32)), _mm256_set1_ps(0.5f)),
                                     _mm256_setzero_ps()),
                       _mm256_set1_ps(1.0f));
     return _mm256_mul_ps(_mm256_min_ps(y, _mm256_set1_ps(3.0f)), t);

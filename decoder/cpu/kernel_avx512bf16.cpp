@@ -57,7 +57,7 @@ inline __m512i pack_pairs(__m512 lo, __m512 hi) {
 // spec 8.6: t = min(max(y * 0.333333343 + 0.5, 0), 1); a = min(y, 3) * t. minps/maxps as spec_min/spec_max.
 inline __m512 hgelu_clamped(__m512 y) {
     const __m512 t =
-        _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(y, _mm512_set1_ps(0.333333343f)), _mm512_set1_ps(0.5f)),
+        _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(y, _mm512_set1_ps(kOneThirdFloat32)), _mm512_set1_ps(0.5f)),
                                     _mm512_setzero_ps()),
                       _mm512_set1_ps(1.0f));
     return _mm512_mul_ps(_mm512_min_ps(y, _mm512_set1_ps(3.0f)), t);

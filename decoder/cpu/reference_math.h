@@ -130,7 +130,7 @@ void assemble_input(const LatentLevelView& level0, const LatentLevelView& level1
 //   t = min(max(y * 0.333333343 + 0.5, 0), 1)    (a multiply, then an add)
 //   a = min(y, 3) * t
 inline float hgelu_clamped(float y) {
-    const float t = spec_min(spec_max(y * 0.333333343f + 0.5f, 0.0f), 1.0f);
+    const float t = spec_min(spec_max(y * kOneThirdFloat32 + 0.5f, 0.0f), 1.0f);
     return spec_min(y, 3.0f) * t;
 }
 
@@ -138,7 +138,6 @@ inline float hgelu_clamped(float y) {
 //   h = f16(y)                                 satfinite
 //   t = min(max(f16(h * c + 0.5), 0), 1)       c = f16(1/3); the exact h * c + 0.5 rounded once
 //   a = f16(min(h, 3) * t)                     the exact product rounded once
-constexpr float kOneThirdBinary16 = 0.333251953125f;  // binary16 0x3555
 inline float hgelu_clamped_binary16(float y) {
     const float h = round_to_fp16_satfinite(y);
     const float t =

@@ -35,6 +35,8 @@
 
 #include <cstdint>
 
+#include "core/number_formats.h"
+
 namespace nmc::cuda_detail {
 
 constexpr int kMaxLevels = 16;
@@ -358,7 +360,7 @@ __device__ __forceinline__ void synthetic_input(const ModelDesc& md, uint32_t se
 // spec 8.6: hgelu_clamped. t = min(max(y * 0.333333343 + 0.5, 0), 1) (a multiply, then an add); a = min(y, 3) * t.
 // __saturatef is that clamp for every finite value.
 __device__ __forceinline__ float hgelu_clamped(float y) {
-    const float t = __saturatef(y * 0.333333343f + 0.5f);
+    const float t = __saturatef(y * kOneThirdFloat32 + 0.5f);
     return fminf(y, 3.0f) * t;
 }
 
@@ -378,7 +380,7 @@ __device__ __forceinline__ __half2 half2_satfinite(float y0, float y1) {
 // then the clamp), a = f16(min(h, 3) * t) (one HMUL2), then fp8(a), the next layer's input.
 __device__ __forceinline__ uint32_t hgelu_clamped_binary16_codes(float y0, float y1) {
     const __half2 h = half2_satfinite(y0, y1);
-    const __half2 t = __hfma2_sat(h, __float2half2_rn(0.333333343f), __float2half2_rn(0.5f));
+    const __half2 t = __hfma2_sat(h, __float2half2_rn(kOneThirdBinary16), __float2half2_rn(0.5f));
     const __half2 a = __hmul2(__hmin2(h, __float2half2_rn(3.0f)), t);
     return static_cast<uint32_t>(__nv_cvt_halfraw2_to_fp8x2(static_cast<__half2_raw>(a), __NV_SATFINITE, __NV_E4M3));
 }
