@@ -15,7 +15,8 @@
 #   scripts/gpu-check.sh decoder   the CUDA decoder alone, for its work: a build without the trainer (LibTorch) of the
 #                                  decoder's tests and benchmark only (build-gpu-decoder/, much shorter than the full
 #                                  build), then the CPU and CUDA decoder tests, nmc_cuda_decoder_bench and ncu on the
-#                                  whole-mip kernel (ncu.txt, ncu-metrics.txt); NMC_DECODER_SASS=1 also writes the
+#                                  whole-mip kernel (ncu.txt, ncu-metrics.txt; NMC_DECODER_NCU=0 skips it);
+#                                  NMC_DECODER_SASS=1 also writes the
 #                                  warpgroup kernels' SASS (warpgroup.sass); NMC_DECODER_LINES=1 builds with -lineinfo
 #                                  and writes that kernel's instructions per source line (ncu-lines.csv, summed up
 #                                  by bench/ncu_lines.py into ncu-lines.txt); NMC_NCU_KERNEL picks the kernel
@@ -81,7 +82,7 @@ if [ "$mode" = decoder ]; then
   tail -6 "$out/ctest.log"
   step "bench: CUDA decoder (4096x4096 default network, fp8 and fp16 paths, CPU ratio)"
   build-gpu-decoder/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -24 || status=1
-  if command -v ncu >/dev/null 2>&1; then
+  if [ "${NMC_DECODER_NCU:-1}" = 1 ] && command -v ncu >/dev/null 2>&1; then
     # What binds the whole-mip decode: Nsight Compute on one launch of the kernel `full` runs here (the warpgroup
     # kernel for 5 blocks writing planes, by its mangled name; NMC_NCU_KERNEL overrides the pattern), after the
     # benchmark's first launches.
