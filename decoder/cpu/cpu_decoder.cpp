@@ -107,6 +107,8 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
                           " kernel (avx2 needs AVX2 and FMA, avx512bf16 AVX-512F/BW/VL/DQ and AVX512-BF16, "
                           "avx512fp16 those and AVX512-FP16, all an x86-64 build); use isa automatic or portable");
     }
+    // avx512fp16 differs from avx512bf16 only in the binary16 activation: float32 packs run (and name) avx512bf16.
+    if (isa == CpuIsa::avx512fp16 && pack.network.arithmetic == Arithmetic::float32) isa = CpuIsa::avx512bf16;
     Result<cpu_detail::Model> model = cpu_detail::build_model(pack);
     if (!model.ok()) return model.status();
     const int threads =

@@ -25,7 +25,7 @@ enum class CpuIsa {
     avx2,        // AVX2 + FMA, float32 products (exact), 8 texels per register: x86-64 Haswell / Zen 1 and newer
     avx512bf16,  // AVX-512F/BW/VL + AVX512-BF16 (vdpbf16ps): x86-64 Zen 4 / Cooper Lake and newer
     avx512fp16,  // the avx512bf16 kernel with AVX512-FP16's binary16 arithmetic for the binary16 activation (spec
-                 // 8.6; float32 packs decode as avx512bf16): x86-64 Sapphire Rapids and newer
+                 // 8.6; float32 packs run, and name, avx512bf16): x86-64 Sapphire Rapids and newer
 };
 const char* to_string(CpuIsa isa);
 
@@ -87,7 +87,8 @@ private:
 };
 
 // spec 8.6's activation in the binary16 arithmetic of n float32 values (out may equal in), bit-exact with
-// reference_math's hgelu_clamped_binary16, by the fastest of the decoder's kernels this CPU runs (one thread).
+// reference_math's hgelu_clamped_binary16 for every input but NaN (which no finite layer sum gives; the SIMD kernels
+// return -0 for it, the reference +0), by the fastest of the decoder's kernels this CPU runs (one thread).
 // For the trainer's CPU forward pass, which must compute what the decoder computes.
 void hgelu_clamped_binary16_values(const float* in, float* out, size_t n);
 

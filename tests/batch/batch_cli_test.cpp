@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "batch/batch.h"
+#include "core/checksum.h"
 #include "format/pack.h"
 #include "tests/cli/nmc_process.h"
 #include "tests/material/test_support.h"
@@ -358,6 +359,20 @@ TEST(BatchCli, ArithmeticIsPassedToEveryMaterial) {
             EXPECT_EQ(pack->format_version_major(), arithmetic == "binary16" ? 2 : 1) << name;
         }
     }
+}
+
+// The fingerprint of a float32 batch is the one from before --arithmetic existed (the SHA-256 of the same text), so
+// packs recorded then are not rebuilt; binary16 (the default now) is another fingerprint.
+TEST(BatchFingerprint, Float32KeepsTheFingerprintFromBeforeTheArithmetic) {
+    const std::vector<nmc::SourceFile> sources = {{"a_albedo.png", std::string(64, 'c'), 10}};
+    nmc::BatchSettings settings;
+    settings.tool = "nmc 0.1.0";
+    settings.arithmetic = "float32";
+    const std::string before = "nmc batch fingerprint 1\ntool=nmc 0.1.0\nquality=normal\nbpp=5\nsteps=0\nbatch=0\n"
+                               "seed=1\na_albedo.png\t" + std::string(64, 'c') + "\n";
+    EXPECT_EQ(nmc::batch_fingerprint(sources, settings), nmc::Sha256::hex_digest(before.data(), before.size()));
+    settings.arithmetic = "binary16";
+    EXPECT_NE(nmc::batch_fingerprint(sources, settings), nmc::Sha256::hex_digest(before.data(), before.size()));
 }
 
 // A manifest is a material of its own: `props/crate.json` becomes `OUT/props/crate.nmc`, made from the files
