@@ -33,17 +33,25 @@ float round_fp8_value(float x) {
 
 bool cpu_float(const torch::Tensor& x) { return x.device().is_cpu() && x.scalar_type() == torch::kFloat; }
 
-// out[i] = f(in[i]) over a contiguous float32 CPU tensor, threaded.
+// f(in, out, n) over chunks of a contiguous float32 CPU tensor, threaded: the result tensor.
 template <typename F>
-torch::Tensor map_cpu(const torch::Tensor& x, F f) {
+torch::Tensor map_cpu_chunks(const torch::Tensor& x, F f) {
     const torch::Tensor in = x.contiguous();
     torch::Tensor out = torch::empty_like(in);
     const float* src = in.data_ptr<float>();
     float* dst = out.data_ptr<float>();
     at::parallel_for(0, in.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) dst[i] = f(src[i]);
+        f(src + begin, dst + begin, static_cast<size_t>(end - begin));
     });
     return out;
+}
+
+// out[i] = f(in[i]) over a contiguous float32 CPU tensor, threaded.
+template <typename F>
+torch::Tensor map_cpu(const torch::Tensor& x, F f) {
+    return map_cpu_chunks(x, [&](const float* src, float* dst, size_t n) {
+        for (size_t i = 0; i < n; ++i) dst[i] = f(src[i]);
+    });
 }
 
 // fp8 rounding forward, identity backward, as one autograd node (on the CPU one pass over the data instead of
@@ -109,16 +117,7 @@ struct HgeluClamped : torch::autograd::Function<HgeluClamped> {
 struct HgeluClampedBinary16 : torch::autograd::Function<HgeluClampedBinary16> {
     static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& y) {
         ctx->save_for_backward({y});
-        if (cpu_float(y)) {  // the CPU decoder's own SIMD code, in chunks over the threads
-            const torch::Tensor in = y.contiguous();
-            torch::Tensor out = torch::empty_like(in);
-            const float* src = in.data_ptr<float>();
-            float* dst = out.data_ptr<float>();
-            at::parallel_for(0, in.numel(), kCpuGrain, [&](int64_t begin, int64_t end) {
-                hgelu_clamped_binary16_values(src + begin, dst + begin, static_cast<size_t>(end - begin));
-            });
-            return out;
-        }
+        if (cpu_float(y)) return map_cpu_chunks(y, hgelu_clamped_binary16_values);  // the CPU decoder's SIMD code
         const auto f16 = [](const torch::Tensor& x) { return x.to(torch::kHalf).to(torch::kFloat); };
         const torch::Tensor h = f16(y.clamp(-kFp16Max, kFp16Max));
         const torch::Tensor t = f16(h * kOneThirdBinary16 + 0.5f).clamp(0.0f, 1.0f);

@@ -61,6 +61,36 @@ void for_each_tile(int threads, size_t count, const QueryOf& query_of, const Dec
     });
 }
 
+// Whether this CPU and build run `isa`'s kernel (portable and automatic: always).
+bool isa_supported(CpuIsa isa) {
+    switch (isa) {
+#if NMC_HAVE_X86_KERNELS
+        case CpuIsa::avx2:
+            return cpu_detail::avx2_supported();
+        case CpuIsa::avx512bf16:
+            return cpu_detail::avx512bf16_supported();
+        case CpuIsa::avx512fp16:
+            return cpu_detail::avx512fp16_supported();
+#else
+        case CpuIsa::avx2:
+        case CpuIsa::avx512bf16:
+        case CpuIsa::avx512fp16:
+            return false;
+#endif
+        case CpuIsa::automatic:
+        case CpuIsa::portable:
+            return true;
+    }
+    return false;
+}
+
+// The fastest kernel this CPU and build run (what CpuIsa::automatic means).
+CpuIsa fastest_isa() {
+    for (CpuIsa isa : {CpuIsa::avx512fp16, CpuIsa::avx512bf16, CpuIsa::avx2})
+        if (isa_supported(isa)) return isa;
+    return CpuIsa::portable;
+}
+
 }  // namespace
 
 const char* to_string(CpuIsa isa) {
@@ -84,24 +114,8 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
         return Status(StatusCode::invalid_argument,
                       "CpuDecoder: threads must be 0 (all cores) or positive, got " + std::to_string(options.threads));
     }
-#if NMC_HAVE_X86_KERNELS
-    const bool have_avx2 = cpu_detail::avx2_supported();
-    const bool have_avx512bf16 = cpu_detail::avx512bf16_supported();
-    const bool have_avx512fp16 = cpu_detail::avx512fp16_supported();
-#else
-    const bool have_avx2 = false;
-    const bool have_avx512bf16 = false;
-    const bool have_avx512fp16 = false;
-#endif
-    CpuIsa isa = options.isa;
-    if (isa == CpuIsa::automatic) {
-        isa = have_avx512fp16    ? CpuIsa::avx512fp16
-              : have_avx512bf16 ? CpuIsa::avx512bf16
-              : have_avx2       ? CpuIsa::avx2
-                                : CpuIsa::portable;
-    }
-    if ((isa == CpuIsa::avx512fp16 && !have_avx512fp16) || (isa == CpuIsa::avx512bf16 && !have_avx512bf16) ||
-        (isa == CpuIsa::avx2 && !have_avx2)) {
+    CpuIsa isa = options.isa == CpuIsa::automatic ? fastest_isa() : options.isa;
+    if (!isa_supported(isa)) {
         return Status(StatusCode::backend_unavailable,
                       std::string("CpuDecoder: this CPU or build cannot run the ") + to_string(isa) +
                           " kernel (avx2 needs AVX2 and FMA, avx512bf16 AVX-512F/BW/VL/DQ and AVX512-BF16, "
@@ -117,14 +131,20 @@ Result<CpuDecoder> CpuDecoder::create(const Pack& pack, const CpuDecoderOptions&
 }
 
 void hgelu_clamped_binary16_values(const float* in, float* out, size_t n) {
-#if NMC_HAVE_X86_KERNELS
+    switch (fastest_isa()) {
 #if NMC_HAVE_AVX512FP16
-    if (cpu_detail::avx512fp16_supported()) return cpu_detail::hgelu_clamped_binary16_avx512fp16(in, out, n);
+        case CpuIsa::avx512fp16:
+            return cpu_detail::hgelu_clamped_binary16_avx512fp16(in, out, n);
 #endif
-    if (cpu_detail::avx512bf16_supported()) return cpu_detail::hgelu_clamped_binary16_avx512(in, out, n);
-    if (cpu_detail::avx2_supported()) return cpu_detail::hgelu_clamped_binary16_avx2(in, out, n);
+#if NMC_HAVE_X86_KERNELS
+        case CpuIsa::avx512bf16:
+            return cpu_detail::hgelu_clamped_binary16_avx512(in, out, n);
+        case CpuIsa::avx2:
+            return cpu_detail::hgelu_clamped_binary16_avx2(in, out, n);
 #endif
-    for (size_t i = 0; i < n; ++i) out[i] = hgelu_clamped_binary16(in[i]);
+        default:
+            for (size_t i = 0; i < n; ++i) out[i] = hgelu_clamped_binary16(in[i]);
+    }
 }
 
 int CpuDecoder::channel_count() const {
