@@ -18,7 +18,7 @@
 #include "decoder/cuda/cuda_check.h"
 #include "decoder/cuda/cuda_decoder_kernels.cuh"
 #include "decoder/cuda/cuda_device.h"
-#include "decoder/cuda/tensor_sampling_variant.cuh"
+#include "decoder/cuda/tensor_sampling_kernel.cuh"
 #include "decoder/cuda/warpgroup_kernels.cuh"
 
 namespace nmc {
@@ -434,7 +434,8 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     }
 }
 
-// The timing variant tensor_sampling_binary16 (tensor_sampling_variant.cuh): mips job.mip_first .. job.mip_end - 1 in
+// The tiled kernel (tensor_sampling_kernel.cuh; whole mips of binary16 packs, and on float32 packs the timing variant
+// tensor_sampling_binary16): mips job.mip_first .. job.mip_end - 1 in
 // tiles of 8 x 8 texels (row-major per mip, `job.tile_start` counting tiles), for F = 16, the default network's shape
 // (three hidden layers, all with scales or all without; a last layer with scales) in the tiled weight layout
 // (warpgroup_weights with the tiled chunks and bias inputs), and mips where the host found that the windows hold every
@@ -656,7 +657,7 @@ struct DeviceModel {
     // kinds, the same latents and parameters; only where warpgroup_ready.
     bool warpgroup_ready = false;
     ModelDesc warpgroup_desc;
-    // The timing variant tensor_sampling_binary16's model (tensor_sampling_variant.cuh): warpgroup_desc with the tiled
+    // The tiled kernel's model (tensor_sampling_kernel.cuh): warpgroup_desc with the tiled
     // weight layout (warpgroup_weights with bias inputs); only where tiled_ready (a warpgroup model of the default
     // network's shape, F = 16).
     bool tiled_ready = false;
@@ -741,7 +742,7 @@ std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, 
 
 // spec 7 -> the warpgroup kernels' B operand (warpgroup_kernels.cuh): `chunks` K chunks of 16 inputs (4: K padded to
 // 64) over N = 64 rows (16 for the last layer), zero padded, fp16 weight (n, 16 kc + q) at chunk kc's
-// warpgroup_b_offset(n, 2q). The tiled kernel (tensor_sampling_variant.cuh) also puts a layer's biases as the weights
+// warpgroup_b_offset(n, 2q). The tiled kernel (tensor_sampling_kernel.cuh) also puts a layer's biases as the weights
 // of input `bias_input` (-1: none), which it feeds with 1.
 std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last, int chunks = 4, int bias_input = -1) {
     const int n_pad = last ? kGroupLastWidth : kGroupWidth;
@@ -894,7 +895,7 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
 }
 
 // The mips from job.mip_first on, up to the first whose levels are too fine for the tensor-sampling windows
-// (tensor_sampling_variant.cuh): 7 w_k0 <= 4 w_m and 7 w_k1 <= 2 w_m, likewise for heights. Returns the end.
+// (tensor_sampling_kernel.cuh): 7 w_k0 <= 4 w_m and 7 w_k1 <= 2 w_m, likewise for heights. Returns the end.
 int tiled_sampling_end(const DeviceModel& m, const GridJob& job) {
     const ModelDesc& d = m.tiled_desc;
     int mip = job.mip_first;
@@ -911,8 +912,8 @@ int tiled_sampling_end(const DeviceModel& m, const GridJob& job) {
     return mip;
 }
 
-// The timing variant tensor_sampling_binary16: the tiled kernel over the mips it can take, the warpgroup kernel (the
-// spec's maths) over the rest.
+// The tiled kernel over the mips it can take, the warpgroup kernel (in the pack's arithmetic) over the rest: whole mips
+// of a binary16 pack (without error sums), and the timing variant tensor_sampling_binary16 on a float32 one.
 Status launch_tensor_sampling(const DeviceModel& m, const GridJob& job) {
     GridJob tiled = job;
     tiled.mip_end = tiled_sampling_end(m, job);
@@ -953,8 +954,13 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
         return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
                                                   " runs on packs of the float32 arithmetic (the variants time "
                                                   "arithmetics against it)"};
-    if (variant == CudaDecodeVariant::full && m.warpgroup_ready)
+    if (variant == CudaDecodeVariant::full && m.warpgroup_ready) {
+        // Binary16 packs of the default network's shape: the tiled kernel, whose bilinear sums are tensor-core
+        // products (their order is free in that arithmetic, spec 8.3). It writes values only: error sums (job.ref)
+        // take the warpgroup kernel.
+        if (m.desc.binary16 && m.tiled_ready && !job.ref) return launch_tensor_sampling(m, job);
         return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, job);
+    }
     if (variant == CudaDecodeVariant::warpgroup_4_blocks) {
         if (!m.warpgroup_ready)
             return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
@@ -1256,8 +1262,8 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
             model->warpgroup_ready = true;
         }
     }
-    // The timing variant tensor_sampling_binary16's model: the default network's shape (48 inputs, F = 16, three
-    // hidden layers all with scales or all without, a last layer with scales).
+    // The tiled kernel's model: the default network's shape (48 inputs, F = 16, three hidden layers all with scales
+    // or all without, a last layer with scales).
     const auto& layers = pack.network.layers;
     if (model->warpgroup_ready && d.feature_count == 16 && d.layer_count == 4 && layers[0].input_width <= 48 &&
         layers[3].has_scale() && layers[0].has_scale() == layers[1].has_scale() &&
@@ -1276,7 +1282,7 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
             tiled.insert(tiled.end(), bytes.begin(), bytes.end());
         }
         td.weight_bytes = static_cast<uint32_t>(tiled.size());
-        // Only the benchmark uses this model: a failed upload leaves the variant unavailable, not the decoder.
+        // A failed upload leaves whole mips on the warpgroup kernel (and the timing variant unavailable).
         if (model->upload(tiled.data(), tiled.size(), &p).ok()) {
             td.weights = static_cast<const uint8_t*>(p);
             model->tiled_ready = true;

@@ -1,7 +1,9 @@
-// The timing variant tensor_sampling_binary16 (CudaDecodeVariant): the decoding maths proposed for format 2.0 in
-// docs/design-binary16-decoding.md ("Sampling on the tensor cores"), timed on the Hopper warpgroup kernel before any
-// format change. Values close to the spec's, not equal. Included by cuda_decoder.cu only (its
-// decode_tiles_tensor_sampling_kernel), compiled with --fmad=false like the rest.
+// The tiled Hopper kernel with the bilinear sums on the tensor cores (decode_tiles_tensor_sampling_kernel): the
+// decoder of whole mips of format 2.0 packs (the binary16 arithmetic, spec 5.6) of the default network's shape, whose
+// spec 8.3 leaves the order of those float32 sums free (docs/design-binary16-decoding.md, "Sampling on the tensor
+// cores"); on float32 packs the timing variant tensor_sampling_binary16 (CudaDecodeVariant), which times that
+// arithmetic (values close to the float32 spec's, not equal). Included by cuda_decoder.cu only, compiled with
+// --fmad=false like the rest.
 //
 // A warpgroup decodes a tile of 8 x 8 texels of one mip at a time; tile row R (0 .. 63) is texel (R % 8, R / 8) of the
 // tile, so warp w owns tile rows 2w and 2w + 1, as 16 consecutive rows of the wgmma's M. For each of the two levels,
