@@ -83,10 +83,10 @@ if [ "$mode" = decoder ]; then
   step "bench: CUDA decoder (4096x4096 default network, fp8 and fp16 paths, CPU ratio)"
   build-gpu-decoder/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -24 || status=1
   if [ "${NMC_DECODER_NCU:-1}" = 1 ] && command -v ncu >/dev/null 2>&1; then
-    # What binds the whole-mip decode: Nsight Compute on one launch of the kernel `full` runs here (the warpgroup
-    # kernel for 5 blocks writing planes, by its mangled name; NMC_NCU_KERNEL overrides the pattern), after the
-    # benchmark's first launches.
-    kernel="${NMC_NCU_KERNEL:-decode_grid_warpgroup_kernelILi5ELb0E}"
+    # What binds the whole-mip decode: Nsight Compute on one launch of the kernel that decodes binary16 packs of the
+    # default shape (the tiled kernel for hidden layers without scales, by its mangled name; NMC_NCU_KERNEL overrides
+    # the pattern), after the benchmark's first launches.
+    kernel="${NMC_NCU_KERNEL:-decode_tiles_kernelILb0E}"
     step "ncu: $kernel"
     ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \

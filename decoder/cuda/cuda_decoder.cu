@@ -18,7 +18,7 @@
 #include "decoder/cuda/cuda_check.h"
 #include "decoder/cuda/cuda_decoder_kernels.cuh"
 #include "decoder/cuda/cuda_device.h"
-#include "decoder/cuda/tensor_sampling_kernel.cuh"
+#include "decoder/cuda/tiled_kernel.cuh"
 #include "decoder/cuda/warpgroup_kernels.cuh"
 
 namespace nmc {
@@ -434,31 +434,29 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
     }
 }
 
-// The tiled kernel (tensor_sampling_kernel.cuh; whole mips of binary16 packs, and on float32 packs the timing variant
-// tensor_sampling_binary16): mips job.mip_first .. job.mip_end - 1 in
-// tiles of 8 x 8 texels (row-major per mip, `job.tile_start` counting tiles), for F = 16, the default network's shape
-// (three hidden layers, all with scales or all without; a last layer with scales) in the tiled weight layout
-// (warpgroup_weights with the tiled chunks and bias inputs), and mips where the host found that the windows hold every
-// texel's cells (tiled_sampling_end). Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most
-// 128 registers a thread; 101-108 used): at 5 (96), ptxas serialised the wgmma for want of registers and spilled.
+// The tiled kernel (tiled_kernel.cuh): whole mips of binary16 packs of the default network's shape (F = 16, three
+// hidden layers all with scales or all without, a last layer with scales), and on float32 packs the timing variant
+// tensor_sampling_binary16, on the mips the host planned (tiled_mip_plan): tiles of 8 x 8 texels, job.tile_start
+// counting them. The first job.pattern_count patterns are copied to shared memory after the model, then two B buffers.
+// Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most 128 registers a thread).
 template <bool kHiddenScaled>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
-    decode_tiles_tensor_sampling_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ GridJob job) {
+    decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
+    uint8_t* patterns = group_shared + model_shared_bytes(md);
+    for (int p = 0; p < job.pattern_count; ++p)
+        for (uint32_t i = threadIdx.x; i < kPatternBytes / 16; i += blockDim.x)
+            reinterpret_cast<uint4*>(patterns + p * kPatternBytes)[i] =
+                __ldg(reinterpret_cast<const uint4*>(job.patterns[p]) + i);
+    uint8_t* b_buffers = patterns + job.pattern_count * kPatternBytes;
     const uint8_t* weights = nullptr;
     const float* params = nullptr;
-    // After the model, two sets of A then B. B's columns past level k0's 36 cells stay zero (A's are zero there too,
-    // but 0 * NaN would not be). The model copy's barrier orders these stores before the first tile's.
-    uint8_t* operands = group_shared + model_shared_bytes(md);
-    for (uint32_t i = threadIdx.x; i < kTileSharedBytes / 16; i += blockDim.x)
-        reinterpret_cast<uint4*>(operands)[i] = make_uint4(0u, 0u, 0u, 0u);
-    warpgroup_copy_model(md, group_shared, weights, params);
+    warpgroup_copy_model(md, group_shared, weights, params);  // its barrier also orders the pattern copies
     const WarpgroupChannels channels(md);
     const int warp = static_cast<int>(threadIdx.x) >> 5;
-    const int lane = static_cast<int>(threadIdx.x) & 31;
-    const int g = lane >> 2;
+    const int g = (static_cast<int>(threadIdx.x) & 31) >> 2;
     const bool wrap = md.wrap != 0;
-    const uint32_t ones = (lane & 3) == 0 ? 0x3C00u : 0u;  // binary16 1.0 at input 0 of a chunk, rows g and g + 8
+    const uint32_t ones = (threadIdx.x & 3) == 0 ? 0x3C00u : 0u;  // binary16 1.0 at input 0 of a chunk, rows g, g + 8
     uint64_t layer_b[4];
     const float* layer_params[4];
 #pragma unroll
@@ -466,89 +464,78 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         layer_b[l] = wgmma_descriptor(weights + md.layers[l].weight_offset);
         layer_params[l] = params + md.layers[l].param_offset;
     }
-    const uint64_t operands_descriptor = wgmma_descriptor(operands);
-    constexpr uint64_t kSetStep = (kTileABytes + kTileBBytes) / 16;  // descriptor units between the two sets
-    constexpr uint64_t kBStep = kTileABytes / 16;                    // from a set's A to its B
-    const uint32_t tiles = job.tile_start[job.mip_end - job.mip_first];
-    TileSetup current{};
-    WindowCells cells;
+    const uint64_t patterns_descriptor = wgmma_descriptor(patterns);
+    const uint64_t b_descriptor = wgmma_descriptor(b_buffers);
+    const uint32_t b_row = static_cast<uint32_t>(__cvta_generic_to_shared(b_buffers)) + tile_b_row_offset();
+    const uint32_t tiles = job.tile_start[job.mip_count];
+    TileState current{};
+    TileCells cells;
+    uint4 position{};
     if (blockIdx.x < tiles) {
-        current = tile_setup(md, job, blockIdx.x);
-        cells.load(md, current, wrap);
+        current = tile_state(job, blockIdx.x);
+        cells.load(md, job, current, patterns, wrap);
+        position = __ldg(job.mips[current.mip].positions + current.cls * kGroupThreads + threadIdx.x);
     }
-    int set = 0;
-    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, set ^= 1) {
-        const int m = current.mip;
-        const MipAxis ax = mip_axis(max(md.width >> m, 1));
-        const MipAxis ay = mip_axis(max(md.height >> m, 1));
-        const LevelDesc& l0 = md.levels[current.k0];
-        uint8_t* tile_a = operands + set * (kTileABytes + kTileBBytes);
-        cells.store(md, current, tile_a + kTileABytes);
-        {
-            // A row R = threadIdx.x % 64 is texel (R % 8, R / 8) of the tile, level k0 in warps 0-1 and k1 in warps
-            // 2-3; texels outside the mip (not written) take the nearest one's coordinates.
-            const int row = static_cast<int>(threadIdx.x) & 63;
-            const float u = ax.centre(min(current.x_first + (row & 7), ax.size - 1));
-            const float v = ay.centre(min(current.y_first + (row >> 3), ay.size - 1));
-            if (warp < 2)
-                fill_texel_weights<0>(l0, u, v, current.origin_x[0], current.origin_y[0], row, tile_a);
-            else
-                fill_texel_weights<1>(md.levels[current.k0 + 1], u, v, current.origin_x[1], current.origin_y[1], row,
-                                      tile_a);
-        }
+    uint32_t set = 0;
+    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, set ^= 1u) {
+        cells.store(md, job, current, b_row + set * kTileBBytes);
 #if NMC_HAS_WGMMA
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
-        __syncthreads();  // this set's operands are written; every thread is past the tile that read the other set
-        // The next tile's latents, loaded while this one is decoded.
-        TileSetup next{};
+        __syncthreads();  // this B buffer is written; every thread is past the tile that read the other one
+        // The next tile's codes and positional inputs, loaded while this one is decoded.
+        TileState next{};
+        TileCells next_cells;
+        uint4 next_position{};
         if (tile + gridDim.x < tiles) {
-            next = tile_setup(md, job, tile + gridDim.x);
-            cells.load(md, next, wrap);
+            next = tile_state(job, tile + gridDim.x);
+            next_cells.load(md, job, next, patterns, wrap);
+            next_position = __ldg(job.mips[next.mip].positions + next.cls * kGroupThreads + threadIdx.x);
         }
-        const uint64_t sample_a = operands_descriptor + static_cast<uint64_t>(set) * kSetStep;
-        const uint64_t sample_b = sample_a + kBStep;
+        // spec 8.3 for both levels: A = the pattern's weights, B = the window's values.
+        const uint64_t sample_a = patterns_descriptor + static_cast<uint64_t>(current.pattern) * (kPatternBytes / 16);
+        const uint64_t sample_b = b_descriptor + static_cast<uint64_t>(set) * (kTileBBytes / 16);
         float s0[8];
         float s1[8];
         wgmma_fence();
         wgmma_fp16_shared_n16<false>(s0, sample_a, sample_b);
 #pragma unroll
-        for (int kc = 1; kc < window_chunks(0); ++kc)
+        for (int kc = 1; kc < kTileLevel0Cells / 16; ++kc)
             wgmma_fp16_shared_n16<true>(s0, sample_a + kc * chunk_step(kGroupTexels), sample_b + kc * chunk_step(16));
-        wgmma_fp16_shared_n16<false>(s1, sample_a + window_first_chunk(1) * chunk_step(kGroupTexels),
-                                     sample_b + window_first_chunk(1) * chunk_step(16));
+        wgmma_fp16_shared_n16<false>(s1, sample_a + kTileLevel1Chunk * chunk_step(kGroupTexels),
+                                     sample_b + kTileLevel1Chunk * chunk_step(16));
         wgmma_commit_and_wait();
         wgmma_fence_operands(s0);
         wgmma_fence_operands(s1);
-        // Layer 0's A: K chunk 0 = level k0's 16 features, chunk 1 = level k1's (the m64n16 accumulator layout is the
-        // A fragment's), rounded to E4M3; chunk 2 = the positional and mip inputs (layer 0 reads no more).
+        // Layer 0's A: K chunk 0 = level k0's 16 features, chunk 1 = level k1's (in tiled_feature_of_column order),
+        // rounded to E4M3; chunk 2 = the pattern's positional, mip and bias inputs (layer 0 reads no more).
         uint32_t in[4][4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             in[0][e] = fp8_rounded_half2(s0[2 * e], s0[2 * e + 1]);
             in[1][e] = fp8_rounded_half2(s1[2 * e], s1[2 * e + 1]);
         }
-        // Rows g and g + 8 of warp w: texels (g, 2w) and (g, 2w + 1) of the tile, at level k0 (spec 8.4).
-        const float ug = ax.centre(min(current.x_first + g, ax.size - 1));
-        const LevelPosition p_g = level_position(l0, ug, ay.centre(min(current.y_first + 2 * warp, ay.size - 1)));
-        const LevelPosition p_g8 = level_position(l0, ug, ay.centre(min(current.y_first + 2 * warp + 1, ay.size - 1)));
-        position_fragments(make_float2(p_g.px, p_g.py), make_float2(p_g8.px, p_g8.py), m, in[2]);
+        in[2][0] = position.x;
+        in[2][1] = position.y;
+        in[2][2] = position.z;
+        in[2][3] = position.w;
         uint32_t hidden1[4][4];
         uint32_t hidden2[4][4];
         float result[8];
-        tiled_hidden_layer<tiled_input_chunks(0), kHiddenScaled>(in, ones, layer_b[0], layer_params[0], hidden1);
-        tiled_hidden_layer<tiled_input_chunks(1), kHiddenScaled>(hidden1, ones, layer_b[1], layer_params[1], hidden2);
-        tiled_hidden_layer<tiled_input_chunks(2), kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
+        tiled_hidden_layer<3, kHiddenScaled, false>(in, ones, layer_b[0], layer_params[0], hidden1);
+        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled>(hidden1, ones, layer_b[1], layer_params[1], hidden2);
+        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
         tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
-        float* planes = job.out + job.out_offset[m];
-        const uint32_t texels = static_cast<uint32_t>(ax.size) * static_cast<uint32_t>(ay.size);
-        const int x = current.x_first + g;
+        // Rows g and g + 8: texels (g, 2w) and (g, 2w + 1) of the tile; every tile lies inside its mip.
+        const TiledMip& mp = job.mips[current.mip];
+        float* texel = job.out + mp.out_offset +
+                       static_cast<uint32_t>((current.y + 2 * warp) * mp.width + current.x + g);
         channels.for_each_value(result, [&](int c, int side, float value) {
-            const int y = current.y_first + 2 * warp + side;
-            if (x < ax.size && y < ay.size)
-                planes[static_cast<uint32_t>(c) * texels + static_cast<uint32_t>(y * ax.size + x)] = value;
+            texel[static_cast<uint32_t>(c) * mp.texels + static_cast<uint32_t>(side * mp.width)] = value;
         });
         current = next;
+        cells = next_cells;
+        position = next_position;
     }
 }
 
@@ -642,6 +629,14 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocks)
 
 }  // namespace
 
+// How the tiled kernel decodes a mip, if it does (tiled_mip_plan): the mip's TiledMip but for out_offset and the
+// pattern slots, and the global pattern of each class.
+struct TiledMipPlan {
+    bool tiled = false;
+    TiledMip mip;
+    int class_pattern[4] = {};  // class (x & mask_x) | (y & mask_y) << 1
+};
+
 // Everything a CudaDecoder owns.
 struct DeviceModel {
     int device = 0;
@@ -657,12 +652,14 @@ struct DeviceModel {
     // kinds, the same latents and parameters; only where warpgroup_ready.
     bool warpgroup_ready = false;
     ModelDesc warpgroup_desc;
-    // The tiled kernel's model (tensor_sampling_kernel.cuh): warpgroup_desc with the tiled
-    // weight layout (warpgroup_weights with bias inputs); only where tiled_ready (a warpgroup model of the default
-    // network's shape, F = 16).
+    // The tiled kernel's model (tiled_kernel.cuh): warpgroup_desc with the tiled weight layout (tiled_weights); only
+    // where tiled_ready (a warpgroup model of the default network's shape, F = 16). tiled_mips: each mip's plan
+    // (tiled_mip_plan), its patterns in tiled_patterns (device copies, kPatternBytes each).
     bool tiled_ready = false;
     bool tiled_hidden_scaled = false;
     ModelDesc tiled_desc;
+    std::vector<TiledMipPlan> tiled_mips;
+    std::vector<const uint8_t*> tiled_patterns;
     size_t output_floats = 0;
     std::vector<size_t> output_offset;
 
@@ -742,9 +739,11 @@ std::vector<uint8_t> fragment_weights(const Layer& layer, int k_pad, int n_pad, 
 
 // spec 7 -> the warpgroup kernels' B operand (warpgroup_kernels.cuh): `chunks` K chunks of 16 inputs (4: K padded to
 // 64) over N = 64 rows (16 for the last layer), zero padded, fp16 weight (n, 16 kc + q) at chunk kc's
-// warpgroup_b_offset(n, 2q). The tiled kernel (tensor_sampling_kernel.cuh) also puts a layer's biases as the weights
-// of input `bias_input` (-1: none), which it feeds with 1.
-std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last, int chunks = 4, int bias_input = -1) {
+// warpgroup_b_offset(n, 2q). The tiled kernel (tiled_kernel.cuh) also puts a layer's biases as the weights of input
+// `bias_input` (-1: none), which it feeds with 1, and reads layer 0's features in tiled_feature_of_column order
+// (`tiled_features`: input 16 l + n carries feature 16 l + tiled_feature_of_column(n) of level l).
+std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last, int chunks = 4, int bias_input = -1,
+                                       bool tiled_features = false) {
     const int n_pad = last ? kGroupLastWidth : kGroupWidth;
     std::vector<uint8_t> bytes(static_cast<size_t>(chunks) * static_cast<size_t>(n_pad) * kChunkBytes, 0);
     for (int kc = 0; kc < chunks; ++kc) {
@@ -752,17 +751,173 @@ std::vector<uint8_t> warpgroup_weights(const Layer& layer, bool last, int chunks
         for (int n = 0; n < n_pad; ++n) {
             for (int q = 0; q < 16; ++q) {
                 const int k = 16 * kc + q;
+                const int source = tiled_features && kc < 2 ? 16 * kc + tiled_feature_of_column(q) : k;
                 uint16_t h = 0;
                 if (k == bias_input)
                     h = n < layer.output_width ? layer.biases[static_cast<size_t>(n)] : 0;
                 else
-                    h = float_to_fp16(weight_value(layer, n, k));  // exact
+                    h = float_to_fp16(weight_value(layer, n, source));  // exact
                 chunk[warpgroup_b_offset(n, 2 * q)] = static_cast<uint8_t>(h & 0xFF);
                 chunk[warpgroup_b_offset(n, 2 * q + 1)] = static_cast<uint8_t>(h >> 8);
             }
         }
     }
     return bytes;
+}
+
+bool is_power_of_two(int x) {
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+int log2_of(int x) {
+    int s = 0;
+    while ((1 << s) < x) ++s;
+    return s;
+}
+
+// One class of the tiled kernel (tiled_kernel.cuh) on mip `mip` with k0 = `k0`, taken at tile (tx, ty): the pattern
+// (A of the sampling product in K-major core matrices, then each window cell's (dx, dy)) and layer 0's K-chunk-2
+// fragments of the 128 threads (positional inputs, mip input, and 1 at kTiledBiasInput when `bias_input`), computed
+// with the CPU reference's spec 8.2-8.5 arithmetic. False where a level's cells do not fit its window.
+struct TiledClass {
+    std::vector<uint8_t> pattern = std::vector<uint8_t>(kPatternBytes, 0);
+    std::vector<uint32_t> positions = std::vector<uint32_t>(4 * kGroupThreads, 0);
+};
+
+bool tiled_class(const Pack& pack, int mip, int k0, int tx, int ty, bool bias_input, TiledClass& out) {
+    const int w = pack.material.mip_width(mip);
+    const int h = pack.material.mip_height(mip);
+    for (int l = 0; l < 2; ++l) {
+        const LatentLevel& level = pack.latents.levels[static_cast<size_t>(k0 + l)];
+        const int rx = w / level.width;
+        const int ry = h / level.height;
+        const int ox = (16 * tx + 1 - rx) >> (log2_of(rx) + 1);  // TileState's origin
+        const int oy = (16 * ty + 1 - ry) >> (log2_of(ry) + 1);
+        SamplePosition p[kGroupTexels];
+        int window_w = 0;
+        int window_h = 0;
+        for (int i = 0; i < kGroupTexels; ++i) {
+            p[i] = sample_position(texel_centre(kTileSide * tx + (i % kTileSide), w),
+                                   texel_centre(kTileSide * ty + i / kTileSide, h), level.width, level.height);
+            const int dx = p[i].x0 - ox;
+            const int dy = p[i].y0 - oy;
+            if (dx < 0 || dy < 0) return false;
+            window_w = std::max(window_w, dx + 2);
+            window_h = std::max(window_h, dy + 2);
+        }
+        if (window_w * window_h > (l ? 16 : kTileLevel0Cells)) return false;
+        const int base = l ? 16 * kTileLevel1Chunk : 0;
+        for (int cy = 0; cy < window_h; ++cy)
+            for (int cx = 0; cx < window_w; ++cx) {
+                const int k = base + cy * window_w + cx;
+                out.pattern[kPatternWeightBytes + 2 * k] = static_cast<uint8_t>(cx);
+                out.pattern[kPatternWeightBytes + 2 * k + 1] = static_cast<uint8_t>(cy);
+            }
+        for (int i = 0; i < kGroupTexels; ++i) {
+            const BilinearWeights wt = bilinear_weights_binary16(p[i].fx, p[i].fy);
+            const int k = base + (p[i].y0 - oy) * window_w + (p[i].x0 - ox);
+            const auto put = [&](int column, float weight) {
+                const uint16_t bits = float_to_fp16(weight);  // exact: a binary16 value
+                const uint32_t at = static_cast<uint32_t>(column / 16) * kTileAChunkBytes +
+                                    warpgroup_b_offset(i, 2 * (column % 16));
+                out.pattern[at] = static_cast<uint8_t>(bits & 0xFF);
+                out.pattern[at + 1] = static_cast<uint8_t>(bits >> 8);
+            };
+            put(k, wt.w00);
+            put(k + 1, wt.w10);
+            put(k + window_w, wt.w01);
+            put(k + window_w + 1, wt.w11);
+        }
+    }
+    const LatentLevel& first = pack.latents.levels[static_cast<size_t>(k0)];
+    for (int thread = 0; thread < kGroupThreads; ++thread) {
+        const int warp = thread / 32;
+        const int g = (thread % 32) / 4;
+        const int t = thread % 4;
+        uint16_t in[2][16] = {};  // inputs 32 .. 47 of rows g and g + 8 (texels (g, 2 warp + side)), E4M3 in binary16
+        for (int side = 0; side < 2; ++side) {
+            const SamplePosition sp =
+                sample_position(texel_centre(kTileSide * tx + g, w), texel_centre(kTileSide * ty + 2 * warp + side, h),
+                                first.width, first.height);
+            float x[16] = {};
+            positional_encoding(sp.px, sp.py, x);
+            x[12] = static_cast<float>(mip) * 0.25f;
+            for (int j = 0; j < 13; ++j) in[side][j] = float_to_fp16(round_to_fp8_e4m3(x[j]));  // spec 8.6
+            if (bias_input) in[side][kTiledBiasInput - 32] = float_to_fp16(1.0f);
+        }
+        const auto pair = [&](int side, int j) {
+            return static_cast<uint32_t>(in[side][j]) | (static_cast<uint32_t>(in[side][j + 1]) << 16);
+        };
+        uint32_t* fragment = &out.positions[static_cast<size_t>(4 * thread)];
+        fragment[0] = pair(0, 2 * t);
+        fragment[1] = pair(1, 2 * t);
+        fragment[2] = pair(0, 2 * t + 8);
+        fragment[3] = pair(1, 2 * t + 8);
+    }
+    return true;
+}
+
+// The tiled kernel's plan for mip `mip` (TiledMipPlan): tiled where the mip and both of its levels have power-of-two
+// sizes, the mip is at least 8 x 8 and each level is 2 to 16 times coarser in each direction (then spec 8.2's positions
+// are exact and repeat with a period of 1 or 2 tiles: the classes), and every class's cells fit the windows. Each
+// class's pattern goes to `patterns` (shared between classes and mips that have the same bytes) and its fragments to
+// `positions` (the plan's mip.positions is their index there, in 16-byte units, until the upload).
+TiledMipPlan tiled_mip_plan(const Pack& pack, int mip, bool bias_input, std::vector<std::vector<uint8_t>>& patterns,
+                            std::vector<uint32_t>& positions) {
+    TiledMipPlan plan;
+    const int w = pack.material.mip_width(mip);
+    const int h = pack.material.mip_height(mip);
+    const int level_count = static_cast<int>(pack.latents.levels.size());
+    const int k0 = first_level_of_mip(mip, level_count);
+    if (!is_power_of_two(w) || !is_power_of_two(h) || w < kTileSide || h < kTileSide) return plan;
+    int period_x = 1;
+    int period_y = 1;
+    TiledMip& tm = plan.mip;
+    for (int l = 0; l < 2; ++l) {
+        const LatentLevel& level = pack.latents.levels[static_cast<size_t>(k0 + l)];
+        if (!is_power_of_two(level.width) || !is_power_of_two(level.height)) return plan;
+        if (level.width * 2 > w || level.width * 16 < w || level.height * 2 > h || level.height * 16 < h) return plan;
+        const int rx = w / level.width;
+        const int ry = h / level.height;
+        period_x = std::max(period_x, rx / kTileSide);
+        period_y = std::max(period_y, ry / kTileSide);
+        tm.origin_bias[l][0] = 1 - rx;
+        tm.origin_bias[l][1] = 1 - ry;
+        tm.origin_shift[l][0] = log2_of(rx) + 1;
+        tm.origin_shift[l][1] = log2_of(ry) + 1;
+    }
+    const int tiles_x = w / kTileSide;
+    const int tiles_y = h / kTileSide;
+    tm.texels = static_cast<uint32_t>(w) * static_cast<uint32_t>(h);
+    tm.width = w;
+    tm.tiles_x_shift = log2_of(tiles_x);
+    tm.class_mask_x = period_x - 1;
+    tm.class_mask_y = period_y - 1;
+    tm.k0 = k0;
+    // Four classes' fragments, class (x & mask_x) | (y & mask_y) << 1 at that index (unused ones zero).
+    std::vector<uint32_t> mip_positions(static_cast<size_t>(4 * 4 * kGroupThreads), 0u);
+    for (int cy = 0; cy < period_y; ++cy) {
+        for (int cx = 0; cx < period_x; ++cx) {
+            TiledClass c;
+            if (!tiled_class(pack, mip, k0, cx, cy, bias_input, c)) return plan;
+            // The periodicity the kernel relies on, checked on the class's next tile where the mip has one.
+            if (cx + period_x < tiles_x && cy + period_y < tiles_y) {
+                TiledClass again;
+                if (!tiled_class(pack, mip, k0, cx + period_x, cy + period_y, bias_input, again) ||
+                    again.pattern != c.pattern || again.positions != c.positions)
+                    return plan;
+            }
+            const auto known = std::find(patterns.begin(), patterns.end(), c.pattern);
+            plan.class_pattern[cx + 2 * cy] = static_cast<int>(known - patterns.begin());
+            if (known == patterns.end()) patterns.push_back(std::move(c.pattern));
+            std::copy(c.positions.begin(), c.positions.end(),
+                      mip_positions.begin() + static_cast<ptrdiff_t>((cx + 2 * cy) * 4 * kGroupThreads));
+        }
+    }
+    tm.positions = reinterpret_cast<const uint4*>(static_cast<uintptr_t>(positions.size() / 4));
+    positions.insert(positions.end(), mip_positions.begin(), mip_positions.end());
+    plan.tiled = true;
+    return plan;
 }
 
 Status launch_error(const char* what) {
@@ -894,44 +1049,55 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
     return launch_grid_warpgroup_typed<kMinBlocks, false>(m, job, groups);
 }
 
-// The mips from job.mip_first on, up to the first whose levels are too fine for the tensor-sampling windows
-// (tensor_sampling_kernel.cuh): 7 w_k0 <= 4 w_m and 7 w_k1 <= 2 w_m, likewise for heights. Returns the end.
-int tiled_sampling_end(const DeviceModel& m, const GridJob& job) {
-    const ModelDesc& d = m.tiled_desc;
+// The tiled kernel over the job's mips that it takes (tiled_mip_plan), consecutive ones in one launch while their
+// patterns fit kMaxTiledPatterns, and the warpgroup kernel (in the pack's arithmetic) over the others: whole mips of a
+// binary16 pack (without error sums), and the timing variant tensor_sampling_binary16 on a float32 one.
+Status launch_tiled(const DeviceModel& m, const GridJob& job) {
     int mip = job.mip_first;
-    for (; mip < job.mip_end; ++mip) {
-        const int k0 = std::min(mip, d.level_count - 2);
-        const int64_t w = m.mip_width(mip);
-        const int64_t h = m.mip_height(mip);
-        const LevelDesc& l0 = d.levels[k0];
-        const LevelDesc& l1 = d.levels[k0 + 1];
-        if (7 * int64_t{l0.width} > 4 * w || 7 * int64_t{l0.height} > 4 * h || 7 * int64_t{l1.width} > 2 * w ||
-            7 * int64_t{l1.height} > 2 * h)
-            break;
+    while (mip < job.mip_end) {
+        if (!m.tiled_mips[static_cast<size_t>(mip)].tiled) {
+            GridJob rest = job;
+            rest.mip_first = mip;
+            while (mip < job.mip_end && !m.tiled_mips[static_cast<size_t>(mip)].tiled) ++mip;
+            rest.mip_end = mip;
+            NMC_RETURN_IF_ERROR(launch_grid_warpgroup<kWarpgroupMinBlocks>(m, rest));
+            continue;
+        }
+        TiledJob tiled;
+        tiled.out = job.out;
+        std::vector<int> slots;  // the launch's patterns (indices into m.tiled_patterns)
+        uint32_t tiles = 0;
+        while (mip < job.mip_end && m.tiled_mips[static_cast<size_t>(mip)].tiled) {
+            const TiledMipPlan& plan = m.tiled_mips[static_cast<size_t>(mip)];
+            std::vector<int> wanted = slots;
+            for (int c = 0; c < 4; ++c)
+                if ((c & 1) <= plan.mip.class_mask_x && (c >> 1) <= plan.mip.class_mask_y &&
+                    std::find(wanted.begin(), wanted.end(), plan.class_pattern[c]) == wanted.end())
+                    wanted.push_back(plan.class_pattern[c]);
+            if (wanted.size() > static_cast<size_t>(kMaxTiledPatterns)) break;  // the next launch takes it
+            slots = std::move(wanted);
+            TiledMip tm = plan.mip;
+            tm.out_offset = job.out_offset[mip];
+            for (int c = 0; c < 4; ++c) {
+                const auto slot = std::find(slots.begin(), slots.end(), plan.class_pattern[c]);
+                tm.pattern[c] = slot == slots.end() ? 0 : static_cast<int>(slot - slots.begin());  // 0: no such class
+            }
+            tiled.tile_start[tiled.mip_count] = tiles;
+            tiled.mips[tiled.mip_count] = tm;
+            tiles += (static_cast<uint32_t>(m.mip_width(mip)) / kTileSide) *
+                     (static_cast<uint32_t>(m.mip_height(mip)) / kTileSide);
+            ++tiled.mip_count;
+            ++mip;
+        }
+        tiled.tile_start[tiled.mip_count] = tiles;
+        tiled.pattern_count = static_cast<int>(slots.size());
+        for (size_t i = 0; i < slots.size(); ++i)
+            tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
+        const auto kernel = m.tiled_hidden_scaled ? decode_tiles_kernel<true> : decode_tiles_kernel<false>;
+        const size_t smem = model_shared_bytes(m.tiled_desc) + slots.size() * kPatternBytes + 2 * kTileBBytes;
+        NMC_RETURN_IF_ERROR(launch_group_kernel(kernel, m, m.tiled_desc, smem, tiles, tiled, "decode_tiles_kernel"));
     }
-    return mip;
-}
-
-// The tiled kernel over the mips it can take, the warpgroup kernel (in the pack's arithmetic) over the rest: whole mips
-// of a binary16 pack (without error sums), and the timing variant tensor_sampling_binary16 on a float32 one.
-Status launch_tensor_sampling(const DeviceModel& m, const GridJob& job) {
-    GridJob tiled = job;
-    tiled.mip_end = tiled_sampling_end(m, job);
-    if (tiled.mip_end > tiled.mip_first) {
-        const uint32_t tiles = fill_tile_starts(tiled, [&](int mip) {
-            return static_cast<size_t>((m.mip_width(mip) + kTileSide - 1) / kTileSide) *
-                   static_cast<size_t>((m.mip_height(mip) + kTileSide - 1) / kTileSide);
-        });
-        const auto kernel = m.tiled_hidden_scaled ? decode_tiles_tensor_sampling_kernel<true>
-                                                  : decode_tiles_tensor_sampling_kernel<false>;
-        NMC_RETURN_IF_ERROR(launch_group_kernel(kernel, m, m.tiled_desc,
-                                                model_shared_bytes(m.tiled_desc) + kTileSharedBytes, tiles, tiled,
-                                                "decode_tiles_tensor_sampling_kernel"));
-    }
-    if (tiled.mip_end == job.mip_end) return Status::success();
-    GridJob rest = job;
-    rest.mip_first = tiled.mip_end;
-    return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, rest);
+    return Status::success();
 }
 
 template <int kMaxK, int kMTiles, int kMinBlocks, bool kShared, int kStages>
@@ -958,7 +1124,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
         // Binary16 packs of the default network's shape: the tiled kernel, whose bilinear sums are tensor-core
         // products (their order is free in that arithmetic, spec 8.3). It writes values only: error sums (job.ref)
         // take the warpgroup kernel.
-        if (m.desc.binary16 && m.tiled_ready && !job.ref) return launch_tensor_sampling(m, job);
+        if (m.desc.binary16 && m.tiled_ready && !job.ref) return launch_tiled(m, job);
         return launch_grid_warpgroup<kWarpgroupMinBlocks>(m, job);
     }
     if (variant == CudaDecodeVariant::warpgroup_4_blocks) {
@@ -974,7 +1140,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
                     std::string("timing variant ") + to_string(variant) +
                         " needs the warpgroup kernel (compute capability 9.0, sm_90a code in this build, a network of "
                         "widths <= 64), F = 16 and the default network's shape"};
-        return launch_tensor_sampling(m, job);
+        return launch_tiled(m, job);
     }
     const uint32_t tiles = fill_tile_starts(m, job, kWarpTexels);
     const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
@@ -1263,7 +1429,9 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         }
     }
     // The tiled kernel's model: the default network's shape (48 inputs, F = 16, three hidden layers all with scales
-    // or all without, a last layer with scales).
+    // or all without, a last layer with scales). Layer 0 reads 3 K chunks (features in tiled_feature_of_column
+    // order; a layer without scales has its biases at input kTiledBiasInput, a zero input of spec 8.5), layers 1 and
+    // 2 four and, without scales, the bias chunk; the last layer four. Then each mip's plan and the patterns.
     const auto& layers = pack.network.layers;
     if (model->warpgroup_ready && d.feature_count == 16 && d.layer_count == 4 && layers[0].input_width <= 48 &&
         layers[3].has_scale() && layers[0].has_scale() == layers[1].has_scale() &&
@@ -1274,17 +1442,34 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         std::vector<uint8_t> tiled;
         for (int l = 0; l < 4; ++l) {
             const bool last = l == 3;
-            const int chunks = last ? 4 : tiled_input_chunks(l) + (scaled ? 0 : 1);
-            const int bias_input = last || scaled ? -1 : tiled_bias_input(l);
+            const int chunks = l == 0 ? 3 : last || scaled ? 4 : 5;
+            const int bias_input = last || scaled ? -1 : l == 0 ? kTiledBiasInput : 64;
             td.layers[l].weight_offset = static_cast<uint32_t>(tiled.size());
             const std::vector<uint8_t> bytes =
-                warpgroup_weights(layers[static_cast<size_t>(l)], last, chunks, bias_input);
+                warpgroup_weights(layers[static_cast<size_t>(l)], last, chunks, bias_input, l == 0);
             tiled.insert(tiled.end(), bytes.begin(), bytes.end());
         }
         td.weight_bytes = static_cast<uint32_t>(tiled.size());
+        std::vector<std::vector<uint8_t>> patterns;
+        std::vector<uint32_t> positions;
+        std::vector<TiledMipPlan> plans;
+        for (int m = 0; m < d.mip_count; ++m) plans.push_back(tiled_mip_plan(pack, m, !scaled, patterns, positions));
+        std::vector<uint8_t> pattern_bytes;
+        for (const std::vector<uint8_t>& pattern : patterns)
+            pattern_bytes.insert(pattern_bytes.end(), pattern.begin(), pattern.end());
         // A failed upload leaves whole mips on the warpgroup kernel (and the timing variant unavailable).
-        if (model->upload(tiled.data(), tiled.size(), &p).ok()) {
+        void* pattern_memory = nullptr;
+        void* position_memory = nullptr;
+        if (model->upload(tiled.data(), tiled.size(), &p).ok() &&
+            model->upload(pattern_bytes.data(), pattern_bytes.size(), &pattern_memory).ok() &&
+            model->upload(positions.data(), positions.size() * sizeof(uint32_t), &position_memory).ok()) {
             td.weights = static_cast<const uint8_t*>(p);
+            for (size_t i = 0; i < patterns.size(); ++i)
+                model->tiled_patterns.push_back(static_cast<const uint8_t*>(pattern_memory) + i * kPatternBytes);
+            for (TiledMipPlan& plan : plans)  // positions: an index until now (tiled_mip_plan)
+                plan.mip.positions = static_cast<const uint4*>(position_memory) +
+                                     reinterpret_cast<uintptr_t>(plan.mip.positions);
+            model->tiled_mips = std::move(plans);
             model->tiled_ready = true;
             model->tiled_hidden_scaled = scaled;
         } else {

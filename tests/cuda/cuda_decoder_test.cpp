@@ -81,6 +81,24 @@ std::vector<ExactCase> exact_cases() {
     wide.int8_last_layer = false;
     wide.seed = 7;
     cases.push_back({"wide network 128-96", wide});
+    // The production shape (hidden layers without scales, two latent levels) where the tiled kernel decodes binary16
+    // packs: a non-square size with clamp addressing (mips 0 and 1 tiled, levels 4 and 8 or 2 and 4 times coarser),
+    // and grid scale 8, whose mip 0 has four tile classes (level k1 16 times coarser: a period of two tiles).
+    RandomPackOptions production = scaled;
+    production.width = 128;
+    production.height = 64;
+    production.address_mode = AddressMode::clamp;
+    production.grid_scale = 4;
+    production.level_count = 2;
+    production.e4m3_scales = false;
+    production.seed = 8;
+    cases.push_back({"default shape unscaled 128x64 clamp, two levels", production});
+    RandomPackOptions classes = production;
+    classes.width = 64;
+    classes.address_mode = AddressMode::wrap;
+    classes.grid_scale = 8;
+    classes.seed = 9;
+    cases.push_back({"default shape unscaled 64x64 wrap, grid scale 8, two levels", classes});
     return cases;
 }
 
@@ -482,10 +500,11 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
 }
 
 // The timing variant tensor_sampling_binary16 on the shapes its tiled kernel must handle: hidden layers without
-// scales (the bias as a product: the benchmark's configuration), clamp addressing on a non-square size that is not a
-// power of two (partial tiles, the division paths; its mip 0 runs tiled, the rest on the warpgroup kernel), and two
-// latent levels. Values within the binary16 variants' bounds of the spec's (see above); invalid_argument where the
-// warpgroup kernel does not run.
+// scales (the bias as a product: the benchmark's configuration), clamp addressing on a non-square size with two latent
+// levels, and four tile classes (grid scale 8). Values within the binary16 variants' bounds of the spec's (see above),
+// and not equal to them (the binary16 maths ran). A size that is not a power of two runs no mip tiled: the variant's
+// values are then the spec's (the warpgroup kernel in the float32 arithmetic). invalid_argument where the warpgroup
+// kernel does not run.
 TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     RandomPackOptions unscaled;  // default-network shape, 48 -> 64 -> 64 -> 64 -> 10
@@ -493,21 +512,34 @@ TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
     unscaled.channel_count = 10;
     unscaled.extra_inputs = 3;
     unscaled.seed = 21;
-    RandomPackOptions odd_clamp = unscaled;
-    odd_clamp.width = 45;
-    odd_clamp.height = 33;
-    odd_clamp.address_mode = AddressMode::clamp;
-    odd_clamp.seed = 22;
-    RandomPackOptions two_levels = unscaled;
-    two_levels.width = 96;
-    two_levels.height = 64;
-    two_levels.level_count = 2;
-    two_levels.seed = 23;
-    for (const auto& [name, options] : {std::pair<const char*, RandomPackOptions>{"unscaled 64x64 wrap", unscaled},
-                                        {"45x33 clamp", odd_clamp},
-                                        {"96x64, two levels", two_levels}}) {
-        SCOPED_TRACE(name);
-        const Pack pack = test::make_random_pack(options);
+    RandomPackOptions clamp_two_levels = unscaled;
+    clamp_two_levels.width = 128;
+    clamp_two_levels.height = 64;
+    clamp_two_levels.address_mode = AddressMode::clamp;
+    clamp_two_levels.grid_scale = 4;
+    clamp_two_levels.level_count = 2;
+    clamp_two_levels.seed = 22;
+    RandomPackOptions classes = clamp_two_levels;
+    classes.width = 64;
+    classes.address_mode = AddressMode::wrap;
+    classes.grid_scale = 8;
+    classes.seed = 23;
+    RandomPackOptions odd = unscaled;
+    odd.width = 45;
+    odd.height = 33;
+    odd.address_mode = AddressMode::clamp;
+    odd.seed = 24;
+    struct Shape {
+        const char* name;
+        RandomPackOptions options;
+        bool tiled;
+    };
+    for (const Shape& shape : {Shape{"unscaled 64x64 wrap", unscaled, true},
+                               Shape{"128x64 clamp, two levels", clamp_two_levels, true},
+                               Shape{"64x64, grid scale 8, two levels", classes, true},
+                               Shape{"45x33 clamp (not tiled)", odd, false}}) {
+        SCOPED_TRACE(shape.name);
+        const Pack pack = test::make_random_pack(shape.options);
         const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::fp16);
         float* device_out = nullptr;
         ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
@@ -526,11 +558,15 @@ TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
             const test::ValueDifference d = test::value_difference(variant, spec);
             EXPECT_LT(d.rms, 0.01);
             EXPECT_LT(d.largest, 0.1);
-            EXPECT_GT(d.changed_fraction, 0.0);  // the binary16 maths, not the spec's kernel
+            if (shape.tiled)
+                EXPECT_GT(d.changed_fraction, 0.0);  // the binary16 maths, not the spec's kernel
+            else
+                EXPECT_EQ(d.changed_fraction, 0.0);
         }
         cudaFree(device_out);
     }
 }
+
 TEST(CudaDecoder, RejectsInvalidRequests) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const Pack pack = test::make_random_pack(RandomPackOptions{});
