@@ -438,7 +438,9 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 // hidden layers all with scales or all without, a last layer with scales), and on float32 packs the timing variant
 // tensor_sampling_binary16, on the mips the host planned (tiled_mip_plan): tiles of 8 x 8 texels, job.tile_start
 // counting them. The first job.pattern_count patterns are copied to shared memory after the model, then two B buffers.
-// Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most 128 registers a thread).
+// Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most 128 registers a thread): 84 used, so 5
+// fit, as many as shared memory allows. Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers)
+// measured slower: docs/cuda-decoder.md, "The tiled kernel on tile classes".
 template <bool kHiddenScaled>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {

@@ -47,8 +47,9 @@ enum class CudaDecodeVariant {
     warpgroup_4_blocks,
     // The binary16 arithmetic (docs/design-binary16-decoding.md) on a float32 pack with the tiled kernel that decodes
     // binary16 packs' whole mips: spec 8.3's bilinear sums as tensor-core products over 8 x 8 texel tiles (values
-    // close to the float32 pack's; F = 16; invalid_argument where runs_warpgroup_kernel() is false). Mips too small
-    // for its windows run the float32 warpgroup kernel.
+    // close to the float32 pack's; F = 16; invalid_argument where runs_warpgroup_kernel() is false). Mips the tiled
+    // kernel does not take (sizes that are not powers of two, levels finer than half the mip's resolution, mips under
+    // 8 x 8) run the float32 warpgroup kernel.
     tensor_sampling_binary16,
 };
 const char* to_string(CudaDecodeVariant variant);
@@ -59,7 +60,7 @@ struct CudaDecoderOptions {
     // Hopper (compute capability 9.0, with sm_90a code in the build) and networks of widths <= 64: whole-mip decodes,
     // error sums and random queries run on the warpgroup kernels (wgmma, 64 texels a warpgroup;
     // warpgroup_kernels.cuh) instead of the warp kernels (mma.sync); whole mips of binary16 packs of the default
-    // network's shape on the tiled kernel (tensor_sampling_kernel.cuh: the bilinear sums on the tensor cores too).
+    // network's shape on the tiled kernel (tiled_kernel.cuh: the bilinear sums on the tensor cores too).
     // Same values: only the order of each layer's sums (spec 8.6) and of binary16 bilinear sums (8.3) differs.
     // Batches over several packs keep the warp kernel. Ignored elsewhere.
     bool warpgroup = true;

@@ -131,7 +131,7 @@ __device__ __forceinline__ void wgmma_fp16(float (&d)[kN / 2], const uint32_t (&
 
 // d = (kAccumulate ? d : 0) + A (64 x 16 fp16, descriptor, K-major) * B (16 x 16 fp16, descriptor, K-major): both
 // operands from shared memory, in the layout above (rows of A = texels, of B = outputs). The tiled kernel's bilinear
-// products (tensor_sampling_kernel.cuh).
+// products (tiled_kernel.cuh).
 template <bool kAccumulate>
 __device__ __forceinline__ void wgmma_fp16_shared_n16(float (&d)[8], uint64_t a, uint64_t b) {
 #if NMC_HAS_WGMMA

@@ -512,18 +512,7 @@ TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
     unscaled.channel_count = 10;
     unscaled.extra_inputs = 3;
     unscaled.seed = 21;
-    RandomPackOptions clamp_two_levels = unscaled;
-    clamp_two_levels.width = 128;
-    clamp_two_levels.height = 64;
-    clamp_two_levels.address_mode = AddressMode::clamp;
-    clamp_two_levels.grid_scale = 4;
-    clamp_two_levels.level_count = 2;
-    clamp_two_levels.seed = 22;
-    RandomPackOptions classes = clamp_two_levels;
-    classes.width = 64;
-    classes.address_mode = AddressMode::wrap;
-    classes.grid_scale = 8;
-    classes.seed = 23;
+    const std::vector<ExactCase> cases = exact_cases();  // [7], [8]: the production shapes
     RandomPackOptions odd = unscaled;
     odd.width = 45;
     odd.height = 33;
@@ -535,8 +524,8 @@ TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
         bool tiled;
     };
     for (const Shape& shape : {Shape{"unscaled 64x64 wrap", unscaled, true},
-                               Shape{"128x64 clamp, two levels", clamp_two_levels, true},
-                               Shape{"64x64, grid scale 8, two levels", classes, true},
+                               Shape{cases[7].name, cases[7].options, true},
+                               Shape{cases[8].name, cases[8].options, true},
                                Shape{"45x33 clamp (not tiled)", odd, false}}) {
         SCOPED_TRACE(shape.name);
         const Pack pack = test::make_random_pack(shape.options);
