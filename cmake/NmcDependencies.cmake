@@ -78,6 +78,8 @@ if(NOT NMC_WITH_CUDA STREQUAL "OFF")
       message(STATUS "CMake ${CMAKE_VERSION} < 3.25: CUDA architecture 90a built as 90 (no Hopper warpgroup kernels)")
     endif()
     enable_language(CUDA)
+    # The architectures of one .cu file compile in parallel, one nvcc thread per CPU (the same code as one at a time).
+    add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:--threads=0>)
     find_package(CUDAToolkit REQUIRED)
     set(NMC_CUDA_ENABLED ON)
     set(NMC_CUDA_DETAIL "(nvcc ${CMAKE_CUDA_COMPILER_VERSION}, sm ${CMAKE_CUDA_ARCHITECTURES})")
