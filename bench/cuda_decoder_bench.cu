@@ -274,8 +274,8 @@ int main(int argc, char** argv) {
         if (!warpgroup && !decoders[0].runs_warpgroup_kernel()) continue;
         for (const nmc::CudaDecoder& decoder : decoders_for(pack16, warpgroup)) {
             // Whole mips of this default-shape pack run on the tiled kernel where the warpgroup kernel runs.
-            const std::string full =
-                std::string("full decode, binary16, ") + (warpgroup ? "tiled kernel" : kernel_name(decoder));
+            const std::string full = std::string("full decode, binary16, ") +
+                                     (decoder.runs_warpgroup_kernel() ? "tiled kernel" : kernel_name(decoder));
             report(nmc::to_string(decoder.path()), full.c_str(),
                    median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
             const std::string random = std::string("random queries, binary16, ") + kernel_name(decoder);

@@ -510,7 +510,8 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         wgmma_fence_operands(s0);
         wgmma_fence_operands(s1);
         // Layer 0's A: K chunk 0 = level k0's 16 features, chunk 1 = level k1's (in tiled_feature_of_column order),
-        // rounded to E4M3; chunk 2 = the pattern's positional, mip and bias inputs (layer 0 reads no more).
+        // rounded to E4M3; chunk 2 = the mip's fragments for this class and thread (positional, mip and bias inputs;
+        // layer 0 reads no more).
         uint32_t in[4][4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -530,8 +531,8 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
         // Rows g and g + 8: texels (g, 2w) and (g, 2w + 1) of the tile; every tile lies inside its mip.
         const TiledMip& mp = job.mips[current.mip];
-        float* texel = job.out + mp.out_offset +
-                       static_cast<uint32_t>((current.y + 2 * warp) * mp.width + current.x + g);
+        float* texel =
+            job.out + mp.out_offset + static_cast<uint32_t>((current.y + 2 * warp) * mp.width + current.x + g);
         channels.for_each_value(result, [&](int c, int side, float value) {
             texel[static_cast<uint32_t>(c) * mp.texels + static_cast<uint32_t>(side * mp.width)] = value;
         });
@@ -654,9 +655,10 @@ struct DeviceModel {
     // kinds, the same latents and parameters; only where warpgroup_ready.
     bool warpgroup_ready = false;
     ModelDesc warpgroup_desc;
-    // The tiled kernel's model (tiled_kernel.cuh): warpgroup_desc with the tiled weight layout (tiled_weights); only
-    // where tiled_ready (a warpgroup model of the default network's shape, F = 16). tiled_mips: each mip's plan
-    // (tiled_mip_plan), its patterns in tiled_patterns (device copies, kPatternBytes each).
+    // The tiled kernel's model (tiled_kernel.cuh): warpgroup_desc with the tiled weight layout (warpgroup_weights
+    // with bias inputs and, for layer 0, tiled_features); only where tiled_ready (a warpgroup model of the default
+    // network's shape, F = 16). tiled_mips: each mip's plan (tiled_mip_plan), its patterns in tiled_patterns (device
+    // copies, kPatternBytes each).
     bool tiled_ready = false;
     bool tiled_hidden_scaled = false;
     ModelDesc tiled_desc;
@@ -820,8 +822,8 @@ bool tiled_class(const Pack& pack, int mip, int k0, int tx, int ty, bool bias_in
             const int k = base + (p[i].y0 - oy) * window_w + (p[i].x0 - ox);
             const auto put = [&](int column, float weight) {
                 const uint16_t bits = float_to_fp16(weight);  // exact: a binary16 value
-                const uint32_t at = static_cast<uint32_t>(column / 16) * kTileAChunkBytes +
-                                    warpgroup_b_offset(i, 2 * (column % 16));
+                const uint32_t at =
+                    static_cast<uint32_t>(column / 16) * kTileAChunkBytes + warpgroup_b_offset(i, 2 * (column % 16));
                 out.pattern[at] = static_cast<uint8_t>(bits & 0xFF);
                 out.pattern[at + 1] = static_cast<uint8_t>(bits >> 8);
             };
@@ -902,7 +904,8 @@ TiledMipPlan tiled_mip_plan(const Pack& pack, int mip, bool bias_input, std::vec
         for (int cx = 0; cx < period_x; ++cx) {
             TiledClass c;
             if (!tiled_class(pack, mip, k0, cx, cy, bias_input, c)) return plan;
-            // The periodicity the kernel relies on, checked on the class's next tile where the mip has one.
+            // The periodicity the kernel relies on (spec 8.2's arithmetic guarantees it), checked again on the class's
+            // next tile along the diagonal where the mip has one.
             if (cx + period_x < tiles_x && cy + period_y < tiles_y) {
                 TiledClass again;
                 if (!tiled_class(pack, mip, k0, cx + period_x, cy + period_y, bias_input, again) ||
@@ -1053,7 +1056,9 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
 
 // The tiled kernel over the job's mips that it takes (tiled_mip_plan), consecutive ones in one launch while their
 // patterns fit kMaxTiledPatterns, and the warpgroup kernel (in the pack's arithmetic) over the others: whole mips of a
-// binary16 pack (without error sums), and the timing variant tensor_sampling_binary16 on a float32 one.
+// binary16 pack (without error sums), and the timing variant tensor_sampling_binary16 on a float32 one. Each pattern
+// of a launch takes 8.3 KB of every block's shared memory: one pattern fits 5 blocks a multiprocessor, two (nmc's
+// two-level latents: mips 0 and 1) 4, four 3. Fewer mips a launch would trade that for more launches and tails.
 Status launch_tiled(const DeviceModel& m, const GridJob& job) {
     int mip = job.mip_first;
     while (mip < job.mip_end) {
@@ -1093,8 +1098,7 @@ Status launch_tiled(const DeviceModel& m, const GridJob& job) {
         }
         tiled.tile_start[tiled.mip_count] = tiles;
         tiled.pattern_count = static_cast<int>(slots.size());
-        for (size_t i = 0; i < slots.size(); ++i)
-            tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
+        for (size_t i = 0; i < slots.size(); ++i) tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
         const auto kernel = m.tiled_hidden_scaled ? decode_tiles_kernel<true> : decode_tiles_kernel<false>;
         const size_t smem = model_shared_bytes(m.tiled_desc) + slots.size() * kPatternBytes + 2 * kTileBBytes;
         NMC_RETURN_IF_ERROR(launch_group_kernel(kernel, m, m.tiled_desc, smem, tiles, tiled, "decode_tiles_kernel"));
@@ -1469,8 +1473,8 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
             for (size_t i = 0; i < patterns.size(); ++i)
                 model->tiled_patterns.push_back(static_cast<const uint8_t*>(pattern_memory) + i * kPatternBytes);
             for (TiledMipPlan& plan : plans)  // positions: an index until now (tiled_mip_plan)
-                plan.mip.positions = static_cast<const uint4*>(position_memory) +
-                                     reinterpret_cast<uintptr_t>(plan.mip.positions);
+                plan.mip.positions =
+                    static_cast<const uint4*>(position_memory) + reinterpret_cast<uintptr_t>(plan.mip.positions);
             model->tiled_mips = std::move(plans);
             model->tiled_ready = true;
             model->tiled_hidden_scaled = scaled;

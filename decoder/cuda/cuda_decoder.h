@@ -48,8 +48,8 @@ enum class CudaDecodeVariant {
     // The binary16 arithmetic (docs/design-binary16-decoding.md) on a float32 pack with the tiled kernel that decodes
     // binary16 packs' whole mips: spec 8.3's bilinear sums as tensor-core products over 8 x 8 texel tiles (values
     // close to the float32 pack's; F = 16; invalid_argument where runs_warpgroup_kernel() is false). Mips the tiled
-    // kernel does not take (sizes that are not powers of two, levels finer than half the mip's resolution, mips under
-    // 8 x 8) run the float32 warpgroup kernel.
+    // kernel does not take (sizes that are not powers of two, levels finer than half the mip's resolution or more
+    // than 16 times coarser, mips under 8 x 8) run the float32 warpgroup kernel.
     tensor_sampling_binary16,
 };
 const char* to_string(CudaDecodeVariant variant);

@@ -16,10 +16,11 @@
 //     most 48 cells), level k1's in chunk 3 (at most 16). Each product of binary16 values is exact, so these are the
 //     float32 sums of spec 8.3 in the tensor cores' order (which the binary16 arithmetic leaves free);
 //   - the network: layer 0's A is s_k0, s_k1 (the m64n16 accumulators are A fragments in place, after the E4M3
-//     rounding) and K chunk 2 from the pattern's per-lane table (positional inputs, the mip input, and 1 at input
-//     kTiledBiasInput that carries the bias of a layer without scales); every hidden layer takes the binary16
-//     activation; a layer without scales gets its bias as one more product (input 1, weights = biases), as spec 8.6
-//     allows (the bias is a term of the sum, in any order).
+//     rounding) and K chunk 2 from the mip's per-class table of the threads' fragments (TiledMip::positions:
+//     positional inputs, the mip input, and, when the hidden layers have no scales, 1 at input kTiledBiasInput, which
+//     carries layer 0's bias); every hidden layer takes the binary16 activation; layers 1 and 2 without scales get
+//     their bias as one more product (input 1, weights = biases), as spec 8.6 allows (the bias is a term of the sum,
+//     in any order).
 // Sampling's B columns are a permutation of the features (tiled_feature_of_column) so that each lane reads its 4
 // codes of a cell with one 32-bit load; the host permutes layer 0's weight columns to match.
 #pragma once
@@ -33,15 +34,15 @@
 
 namespace nmc::cuda_detail {
 
-constexpr int kTileSide = 8;  // texels a side of a tile (64 = the wgmma's M)
-constexpr int kTileCells = 64;                                // K of the sampling product: 4 chunks
-constexpr int kTileLevel0Cells = 48;                          // level k0's window: K chunks 0-2
-constexpr int kTileLevel1Chunk = 3;                           // level k1's window: K chunk 3
-constexpr int kTiledBiasInput = 47;                           // layer 0's input fed 1 (a zero input of spec 8.5)
-constexpr int kMaxTiledPatterns = 4;                          // patterns one launch holds in shared memory
-constexpr uint32_t kTileAChunkBytes = kGroupTexels * kChunkBytes;     // 64 rows x 16 fp16
-constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;               // 16 features x 16 fp16
-constexpr uint32_t kPatternWeightBytes = 4 * kTileAChunkBytes;        // A of the sampling product
+constexpr int kTileSide = 8;                                       // texels a side of a tile (64 = the wgmma's M)
+constexpr int kTileCells = 64;                                     // K of the sampling product: 4 chunks
+constexpr int kTileLevel0Cells = 48;                               // level k0's window: K chunks 0-2
+constexpr int kTileLevel1Chunk = 3;                                // level k1's window: K chunk 3
+constexpr int kTiledBiasInput = 47;                                // layer 0's input fed 1 (a zero input of spec 8.5)
+constexpr int kMaxTiledPatterns = 4;                               // patterns one launch holds in shared memory
+constexpr uint32_t kTileAChunkBytes = kGroupTexels * kChunkBytes;  // 64 rows x 16 fp16
+constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;            // 16 features x 16 fp16
+constexpr uint32_t kPatternWeightBytes = 4 * kTileAChunkBytes;     // A of the sampling product
 constexpr uint32_t kPatternBytes = kPatternWeightBytes + 2 * kTileCells;  // then (dx, dy) of each cell, int8
 constexpr uint32_t kTileBBytes = 4 * kTileBChunkBytes;
 
@@ -56,17 +57,17 @@ __host__ __device__ constexpr int tiled_feature_of_column(int n) {
 // powers of two): (16 i + origin_bias) >> origin_shift, with origin_bias = 1 - w_m / w_l and origin_shift =
 // log2(w_m / w_l) + 1.
 struct TiledMip {
-    size_t out_offset = 0;               // floats: the mip's planes in job.out
-    const uint4* positions = nullptr;    // [class][128 threads]: layer 0's A fragment of K chunk 2
-    uint32_t texels = 0;                 // w * h
-    int width = 0;                       // w
-    int tiles_x_shift = 0;               // tiles across = 2^tiles_x_shift
-    int class_mask_x = 0;                // the tile's class: (x & class_mask_x) | (y & class_mask_y) << 1
+    size_t out_offset = 0;             // floats: the mip's planes in job.out
+    const uint4* positions = nullptr;  // [class][128 threads]: layer 0's A fragment of K chunk 2
+    uint32_t texels = 0;               // w * h
+    int width = 0;                     // w
+    int tiles_x_shift = 0;             // tiles across = 2^tiles_x_shift
+    int class_mask_x = 0;              // the tile's class: (x & class_mask_x) | (y & class_mask_y) << 1
     int class_mask_y = 0;
-    int k0 = 0;                          // spec 8.1
-    int origin_bias[2][2] = {};          // [level][axis]
+    int k0 = 0;                  // spec 8.1
+    int origin_bias[2][2] = {};  // [level][axis]
     int origin_shift[2][2] = {};
-    int pattern[4] = {};                 // the shared-memory pattern slot of each class
+    int pattern[4] = {};  // the shared-memory pattern slot of each class
 };
 
 struct TiledJob {
@@ -113,8 +114,8 @@ __device__ __forceinline__ TileState tile_state(const TiledJob& job, uint32_t ti
 // in reg[i]; lane 8i + j gives the address of stored row j of matrix i, which receives column j (the transpose).
 __device__ __forceinline__ void stmatrix_x4_trans(uint32_t address, const uint32_t (&reg)[4]) {
 #if NMC_HAS_WGMMA
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(address),
-                 "r"(reg[0]), "r"(reg[1]), "r"(reg[2]), "r"(reg[3])
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "r"(reg[0]),
+                 "r"(reg[1]), "r"(reg[2]), "r"(reg[3])
                  : "memory");
 #else
     (void)address, (void)reg;
@@ -133,8 +134,8 @@ struct TileCells {
         const int lane = static_cast<int>(threadIdx.x) & 31;
         const int level = warp == 3 ? 1 : 0;
         const LevelDesc& l = md.levels[job.mips[s.mip].k0 + level];
-        const int8_t* offsets = reinterpret_cast<const int8_t*>(patterns + s.pattern * kPatternBytes +
-                                                                kPatternWeightBytes);
+        const int8_t* offsets =
+            reinterpret_cast<const int8_t*>(patterns + s.pattern * kPatternBytes + kPatternWeightBytes);
         const int ox = level ? s.origin[1][0] : s.origin[0][0];  // no dynamic index: the origins stay in registers
         const int oy = level ? s.origin[1][1] : s.origin[0][1];
 #pragma unroll
@@ -183,8 +184,8 @@ __device__ __forceinline__ uint32_t tile_b_row_offset() {
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const int i = lane >> 3;
     const int block = 2 * warp + (i >> 1);
-    return static_cast<uint32_t>(block >> 1) * kTileBChunkBytes + warpgroup_b_offset(8 * (i & 1) + (lane & 7),
-                                                                                     16 * (block & 1));
+    return static_cast<uint32_t>(block >> 1) * kTileBChunkBytes +
+           warpgroup_b_offset(8 * (i & 1) + (lane & 7), 16 * (block & 1));
 }
 
 // Descriptor units: a descriptor's address field counts 16 bytes, so K chunk kc of a K-major operand of N rows is at

@@ -111,9 +111,13 @@ std::string decoder_name(CudaMatmulPath path, bool warpgroup) {
     return std::string(to_string(path)) + (warpgroup ? ", warpgroup kernel" : ", warp kernel");
 }
 
-// Both arithmetics of spec 5.6. The binary16 one's sampling sums are the CPU's whatever the pack (the warp and
-// warpgroup kernels add its exact products in the CPU decoder's order), and its layer sums stay exact on these packs
-// (inputs and activations within the same bounds), so the GPU must equal the CPU bit for bit there too.
+// Both arithmetics of spec 5.6. The binary16 one's layer sums stay exact on these packs (inputs and activations
+// within the same bounds). Its sampling sums are the CPU's whatever the pack on the warp and warpgroup kernels (they
+// add the four exact products in the CPU decoder's order); the tiled kernel (whole mips of the default shape on
+// Hopper) adds them on the tensor cores, in their order, which spec 8.3 allows. Those sums are not exact on every
+// texel of these packs (a value near 0 beside one near 1 needs more than 24 bits), so bit-for-bit equality there
+// is the H200's rounding matching the CPU's, observed on every run since 2026-12-02, not a property of the packs: a
+// failure that differs in the last bit of a few texels of tiled mips would be allowed by the spec.
 constexpr Arithmetic kArithmetics[] = {Arithmetic::float32, Arithmetic::binary16};
 
 // case.options' pack in `arithmetic`.
@@ -523,10 +527,9 @@ TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
         RandomPackOptions options;
         bool tiled;
     };
-    for (const Shape& shape : {Shape{"unscaled 64x64 wrap", unscaled, true},
-                               Shape{cases[7].name, cases[7].options, true},
-                               Shape{cases[8].name, cases[8].options, true},
-                               Shape{"45x33 clamp (not tiled)", odd, false}}) {
+    for (const Shape& shape :
+         {Shape{"unscaled 64x64 wrap", unscaled, true}, Shape{cases[7].name, cases[7].options, true},
+          Shape{cases[8].name, cases[8].options, true}, Shape{"45x33 clamp (not tiled)", odd, false}}) {
         SCOPED_TRACE(shape.name);
         const Pack pack = test::make_random_pack(shape.options);
         const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::fp16);
