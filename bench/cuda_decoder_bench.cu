@@ -292,8 +292,7 @@ int main(int argc, char** argv) {
     nmc::Pack pack_written = nmc::test::make_random_pack(written);
     pack_written.network.arithmetic = nmc::Arithmetic::binary16;
     for (const nmc::CudaDecoder& decoder : decoders_for(pack_written)) {
-        const std::string what = std::string("full decode, S=4 2 levels, binary16");
-        report(nmc::to_string(decoder.path()), what.c_str(),
+        report(nmc::to_string(decoder.path()), "full decode, S=4 2 levels, binary16",
                median_ms([&] { check(decoder.decode_all_mips_to_device(d_out)); }), texels_all);
     }
     BENCH_CHECK(cudaFree(d_out));

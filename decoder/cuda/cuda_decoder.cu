@@ -638,6 +638,7 @@ struct TiledMipPlan {
     bool tiled = false;
     TiledMip mip;
     int class_pattern[4] = {};  // class (x & mask_x) | (y & mask_y) << 1
+    size_t first_position = 0;  // its classes' fragments in the uploaded table, in 16-byte units
 };
 
 // Everything a CudaDecoder owns.
@@ -779,7 +780,8 @@ int log2_of(int x) {
     return s;
 }
 
-// One class of the tiled kernel (tiled_kernel.cuh) on mip `mip` with k0 = `k0`, taken at tile (tx, ty): the pattern
+// One class of the tiled kernel (tiled_kernel.cuh) on mip `mip` (`tm`: its window origins and k0), taken at tile
+// (tx, ty): the pattern
 // (A of the sampling product in K-major core matrices, then each window cell's (dx, dy)) and layer 0's K-chunk-2
 // fragments of the 128 threads (positional inputs, mip input, and 1 at kTiledBiasInput when `bias_input`), computed
 // with the CPU reference's spec 8.2-8.5 arithmetic. False where a level's cells do not fit its window.
@@ -788,15 +790,14 @@ struct TiledClass {
     std::vector<uint32_t> positions = std::vector<uint32_t>(4 * kGroupThreads, 0);
 };
 
-bool tiled_class(const Pack& pack, int mip, int k0, int tx, int ty, bool bias_input, TiledClass& out) {
+bool tiled_class(const Pack& pack, int mip, const TiledMip& tm, int tx, int ty, bool bias_input, TiledClass& out) {
     const int w = pack.material.mip_width(mip);
     const int h = pack.material.mip_height(mip);
+    const int k0 = tm.k0;
     for (int l = 0; l < 2; ++l) {
         const LatentLevel& level = pack.latents.levels[static_cast<size_t>(k0 + l)];
-        const int rx = w / level.width;
-        const int ry = h / level.height;
-        const int ox = (16 * tx + 1 - rx) >> (log2_of(rx) + 1);  // TileState's origin
-        const int oy = (16 * ty + 1 - ry) >> (log2_of(ry) + 1);
+        const int ox = tm.origin(l, 0, tx);  // the kernel's (tile_state)
+        const int oy = tm.origin(l, 1, ty);
         SamplePosition p[kGroupTexels];
         int window_w = 0;
         int window_h = 0;
@@ -865,7 +866,7 @@ bool tiled_class(const Pack& pack, int mip, int k0, int tx, int ty, bool bias_in
 // sizes, the mip is at least 8 x 8 and each level is 2 to 16 times coarser in each direction (then spec 8.2's positions
 // are exact and repeat with a period of 1 or 2 tiles: the classes), and every class's cells fit the windows. Each
 // class's pattern goes to `patterns` (shared between classes and mips that have the same bytes) and its fragments to
-// `positions` (the plan's mip.positions is their index there, in 16-byte units, until the upload).
+// `positions` (from plan.first_position on; the caller points mip.positions there after the upload).
 TiledMipPlan tiled_mip_plan(const Pack& pack, int mip, bool bias_input, std::vector<std::vector<uint8_t>>& patterns,
                             std::vector<uint32_t>& positions) {
     TiledMipPlan plan;
@@ -903,12 +904,12 @@ TiledMipPlan tiled_mip_plan(const Pack& pack, int mip, bool bias_input, std::vec
     for (int cy = 0; cy < period_y; ++cy) {
         for (int cx = 0; cx < period_x; ++cx) {
             TiledClass c;
-            if (!tiled_class(pack, mip, k0, cx, cy, bias_input, c)) return plan;
+            if (!tiled_class(pack, mip, tm, cx, cy, bias_input, c)) return plan;
             // The periodicity the kernel relies on (spec 8.2's arithmetic guarantees it), checked again on the class's
             // next tile along the diagonal where the mip has one.
             if (cx + period_x < tiles_x && cy + period_y < tiles_y) {
                 TiledClass again;
-                if (!tiled_class(pack, mip, k0, cx + period_x, cy + period_y, bias_input, again) ||
+                if (!tiled_class(pack, mip, tm, cx + period_x, cy + period_y, bias_input, again) ||
                     again.pattern != c.pattern || again.positions != c.positions)
                     return plan;
             }
@@ -919,7 +920,7 @@ TiledMipPlan tiled_mip_plan(const Pack& pack, int mip, bool bias_input, std::vec
                       mip_positions.begin() + static_cast<ptrdiff_t>((cx + 2 * cy) * 4 * kGroupThreads));
         }
     }
-    tm.positions = reinterpret_cast<const uint4*>(static_cast<uintptr_t>(positions.size() / 4));
+    plan.first_position = positions.size() / 4;
     positions.insert(positions.end(), mip_positions.begin(), mip_positions.end());
     plan.tiled = true;
     return plan;
@@ -1472,9 +1473,8 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
             td.weights = static_cast<const uint8_t*>(p);
             for (size_t i = 0; i < patterns.size(); ++i)
                 model->tiled_patterns.push_back(static_cast<const uint8_t*>(pattern_memory) + i * kPatternBytes);
-            for (TiledMipPlan& plan : plans)  // positions: an index until now (tiled_mip_plan)
-                plan.mip.positions =
-                    static_cast<const uint4*>(position_memory) + reinterpret_cast<uintptr_t>(plan.mip.positions);
+            for (TiledMipPlan& plan : plans)
+                plan.mip.positions = static_cast<const uint4*>(position_memory) + plan.first_position;
             model->tiled_mips = std::move(plans);
             model->tiled_ready = true;
             model->tiled_hidden_scaled = scaled;

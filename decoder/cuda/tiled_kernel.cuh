@@ -68,6 +68,12 @@ struct TiledMip {
     int origin_bias[2][2] = {};  // [level][axis]
     int origin_shift[2][2] = {};
     int pattern[4] = {};  // the shared-memory pattern slot of each class
+
+    // The window origin of tile `tile` (its index along `axis`, 0: x, 1: y) on level `level`; the host's patterns
+    // (tiled_class) take their cells relative to it.
+    __host__ __device__ int origin(int level, int axis, int tile) const {
+        return (16 * tile + origin_bias[level][axis]) >> origin_shift[level][axis];
+    }
 };
 
 struct TiledJob {
@@ -104,8 +110,8 @@ __device__ __forceinline__ TileState tile_state(const TiledJob& job, uint32_t ti
     s.pattern = mp.pattern[s.cls];
 #pragma unroll
     for (int l = 0; l < 2; ++l) {
-        s.origin[l][0] = (16 * tx + mp.origin_bias[l][0]) >> mp.origin_shift[l][0];
-        s.origin[l][1] = (16 * ty + mp.origin_bias[l][1]) >> mp.origin_shift[l][1];
+        s.origin[l][0] = mp.origin(l, 0, tx);
+        s.origin[l][1] = mp.origin(l, 1, ty);
     }
     return s;
 }
