@@ -529,13 +529,18 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled>(hidden1, ones, layer_b[1], layer_params[1], hidden2);
         tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
         tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
-        // Rows g and g + 8: texels (g, 2w) and (g, 2w + 1) of the tile; every tile lies inside its mip.
+        // Rows g and g + 8: texels (x, y) and (x + 1, y) of the tile, x = 2 (g % 4) even (every tile lies inside its
+        // mip): one 8-byte store a channel (the host checked job.out's alignment; planes and rows have even sizes).
         const TiledMip& mp = job.mips[current.mip];
-        float* texel =
-            job.out + mp.out_offset + static_cast<uint32_t>((current.y + 2 * warp) * mp.width + current.x + g);
-        channels.for_each_value(result, [&](int c, int side, float value) {
-            texel[static_cast<uint32_t>(c) * mp.texels + static_cast<uint32_t>(side * mp.width)] = value;
-        });
+        float* const texel =
+            job.out + mp.out_offset +
+            static_cast<uint32_t>((current.y + tile_row_y(16 * warp + g)) * mp.width + current.x + tile_row_x(g));
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            if (channels.channel[q] < 0) continue;
+            *reinterpret_cast<float2*>(texel + static_cast<uint32_t>(channels.channel[q]) * mp.texels) =
+                make_float2(channels.value(result, q, 0), channels.value(result, q, 1));
+        }
         current = next;
         cells = next_cells;
         position = next_position;
@@ -802,8 +807,8 @@ bool tiled_class(const Pack& pack, int mip, const TiledMip& tm, int tx, int ty, 
         int window_w = 0;
         int window_h = 0;
         for (int i = 0; i < kGroupTexels; ++i) {
-            p[i] = sample_position(texel_centre(kTileSide * tx + (i % kTileSide), w),
-                                   texel_centre(kTileSide * ty + i / kTileSide, h), level.width, level.height);
+            p[i] = sample_position(texel_centre(kTileSide * tx + tile_row_x(i), w),
+                                   texel_centre(kTileSide * ty + tile_row_y(i), h), level.width, level.height);
             const int dx = p[i].x0 - ox;
             const int dy = p[i].y0 - oy;
             if (dx < 0 || dy < 0) return false;
@@ -839,11 +844,12 @@ bool tiled_class(const Pack& pack, int mip, const TiledMip& tm, int tx, int ty, 
         const int warp = thread / 32;
         const int g = (thread % 32) / 4;
         const int t = thread % 4;
-        uint16_t in[2][16] = {};  // inputs 32 .. 47 of rows g and g + 8 (texels (g, 2 warp + side)), E4M3 in binary16
+        uint16_t in[2][16] = {};  // inputs 32 .. 47 of rows g and g + 8, E4M3 in binary16
         for (int side = 0; side < 2; ++side) {
+            const int row = 16 * warp + 8 * side + g;
             const SamplePosition sp =
-                sample_position(texel_centre(kTileSide * tx + g, w), texel_centre(kTileSide * ty + 2 * warp + side, h),
-                                first.width, first.height);
+                sample_position(texel_centre(kTileSide * tx + tile_row_x(row), w),
+                                texel_centre(kTileSide * ty + tile_row_y(row), h), first.width, first.height);
             float x[16] = {};
             positional_encoding(sp.px, sp.py, x);
             x[12] = static_cast<float>(mip) * 0.25f;
@@ -1061,12 +1067,18 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
 // of a launch takes 8.3 KB of every block's shared memory: one pattern fits 5 blocks a multiprocessor, two (nmc's
 // two-level latents: mips 0 and 1) 4, four 3. Fewer mips a launch would trade that for more launches and tails.
 Status launch_tiled(const DeviceModel& m, const GridJob& job) {
+    // The tiled kernel writes texel pairs with 8-byte stores: a mip whose planes do not start 8-byte aligned (an odd
+    // offset into the caller's buffer) takes the warpgroup kernel. Rows and planes of tiled mips have even sizes.
+    const auto tiled_here = [&](int mip) {
+        return m.tiled_mips[static_cast<size_t>(mip)].tiled &&
+               reinterpret_cast<uintptr_t>(job.out + job.out_offset[mip]) % sizeof(float2) == 0;
+    };
     int mip = job.mip_first;
     while (mip < job.mip_end) {
-        if (!m.tiled_mips[static_cast<size_t>(mip)].tiled) {
+        if (!tiled_here(mip)) {
             GridJob rest = job;
             rest.mip_first = mip;
-            while (mip < job.mip_end && !m.tiled_mips[static_cast<size_t>(mip)].tiled) ++mip;
+            while (mip < job.mip_end && !tiled_here(mip)) ++mip;
             rest.mip_end = mip;
             NMC_RETURN_IF_ERROR(launch_grid_warpgroup<kWarpgroupMinBlocks>(m, rest));
             continue;
@@ -1075,7 +1087,7 @@ Status launch_tiled(const DeviceModel& m, const GridJob& job) {
         tiled.out = job.out;
         std::vector<int> slots;  // the launch's patterns (indices into m.tiled_patterns)
         uint32_t tiles = 0;
-        while (mip < job.mip_end && m.tiled_mips[static_cast<size_t>(mip)].tiled) {
+        while (mip < job.mip_end && tiled_here(mip)) {
             const TiledMipPlan& plan = m.tiled_mips[static_cast<size_t>(mip)];
             std::vector<int> wanted = slots;
             for (int c = 0; c < 4; ++c)

@@ -3,12 +3,13 @@
 // decode_tiles_kernel), compiled with --fmad=false like the rest.
 //
 // A warpgroup decodes a tile of 8 x 8 texels of one mip at a time; tile row R (0 .. 63, the wgmma's M) is texel
-// (R % 8, R / 8), so warp w owns texel rows 2w and 2w + 1 of the tile (rows g and g + 8 of its 16 are texels (g, 2w)
-// and (g, 2w + 1)). The kernel runs only on mips where every size is a power of two and the levels are at least 2
-// times coarser than the mip (the host's tiled_mip_plan). There spec 8.2's positions are exact in float32 and repeat
-// from tile to tile: a tile's bilinear weights, which latent cells they fall on relative to the tile's window origin,
-// and its positional inputs depend only on the tile's class (tile x and y modulo 1 or 2) and mip. The host computes
-// them once per class (the pattern) with the CPU reference's arithmetic, so the kernel does per tile only what varies:
+// (tile_row_x(R), tile_row_y(R)): warp w owns texel rows 2w and 2w + 1 of the tile, and a lane's rows g and g + 8 of
+// its 16 are two neighbours in x, so that it writes each channel's pair with one 8-byte store. The kernel runs only on
+// mips where every size is a power of two and the levels are at least 2 times coarser than the mip (the host's
+// tiled_mip_plan). There spec 8.2's positions are exact in float32 and repeat from tile to tile: a tile's bilinear
+// weights, which latent cells they fall on relative to the tile's window origin, and its positional inputs depend only
+// on the tile's class (tile x and y modulo 1 or 2) and mip. The host computes them once per class (the pattern) with
+// the CPU reference's arithmetic, so the kernel does per tile only what varies:
 //   - the window's latent codes: B (cells x 16 features) of the sampling product, dequantised in binary16
 //     (f16(q * f16(step) + f16(lo)), one HFMA2) and written to shared memory transposed by stmatrix;
 //   - the sampling products s_k = A_k x B_k on the tensor cores, where A (64 texels x 64 cells, the pattern, in shared
@@ -45,6 +46,15 @@ constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;            // 16 feature
 constexpr uint32_t kPatternWeightBytes = 4 * kTileAChunkBytes;     // A of the sampling product
 constexpr uint32_t kPatternBytes = kPatternWeightBytes + 2 * kTileCells;  // then (dx, dy) of each cell, int8
 constexpr uint32_t kTileBBytes = 4 * kTileBChunkBytes;
+
+// The texel of tile row R = 16w + 8 side + g (g = 0 .. 7: the accumulator layout's row within warp w's 16):
+// (2 (g % 4) + side, 2w + g / 4).
+__host__ __device__ constexpr int tile_row_x(int r) {
+    return 2 * (r % 4) + (r / 8) % 2;
+}
+__host__ __device__ constexpr int tile_row_y(int r) {
+    return 2 * (r / 16) + (r % 8) / 4;
+}
 
 // Feature read by column n of the sampling product's B (and carried by layer 0's input n of each level): lane t of a
 // warp holds columns 2t, 2t + 1 and 8 + 2t, 9 + 2t (stmatrix's fragment), features 4t .. 4t + 3, one 32-bit word.

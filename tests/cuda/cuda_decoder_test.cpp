@@ -559,6 +559,25 @@ TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
     }
 }
 
+// The tiled kernel writes texel pairs with 8-byte stores; an output buffer at an odd float offset takes the warpgroup
+// kernel for those mips instead, with the same values (the binary16 production shape, whole mips on the device).
+TEST(CudaDecoder, WholeMipsAtAnOddOutputOffsetEqualTheAlignedOnes) {
+    if (!require_device()) GTEST_SKIP() << "no CUDA device";
+    const Pack pack = make_pack(exact_cases()[7].options, Arithmetic::binary16);
+    const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::fp16);
+    const size_t floats = gpu.device_output_floats();
+    float* device_out = nullptr;
+    ASSERT_EQ(cudaMalloc(&device_out, (floats + 1) * sizeof(float)), cudaSuccess);
+    std::vector<float> aligned(floats);
+    std::vector<float> odd(floats);
+    ASSERT_TRUE(gpu.decode_all_mips_to_device(device_out).ok());
+    ASSERT_EQ(cudaMemcpy(aligned.data(), device_out, floats * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_TRUE(gpu.decode_all_mips_to_device(device_out + 1).ok());
+    ASSERT_EQ(cudaMemcpy(odd.data(), device_out + 1, floats * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(device_out);
+    EXPECT_EQ(odd, aligned);
+}
+
 TEST(CudaDecoder, RejectsInvalidRequests) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const Pack pack = test::make_random_pack(RandomPackOptions{});
