@@ -17,7 +17,7 @@
 #                                  build), then the CPU and CUDA decoder tests, nmc_cuda_decoder_bench and ncu on the
 #                                  whole-mip kernel (ncu.txt, ncu-metrics.txt; NMC_DECODER_NCU=0 skips it);
 #                                  NMC_DECODER_SASS=1 also writes the
-#                                  warpgroup kernels' SASS (warpgroup.sass); NMC_DECODER_LINES=1 builds with -lineinfo
+#                                  warpgroup and tiled kernels' SASS (warpgroup.sass); NMC_DECODER_LINES=1 builds with -lineinfo
 #                                  and writes that kernel's instructions per source line (ncu-lines.csv, summed up
 #                                  by bench/ncu_lines.py into ncu-lines.txt); NMC_NCU_KERNEL picks the kernel
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
@@ -97,7 +97,7 @@ if [ "$mode" = decoder ]; then
       "$out/ncu.txt" | head -20
     # The same launch's pipe utilisation and warp stall reasons (per issued instruction), as raw metrics.
     ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 --metrics \
-      'regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum' \
+      'regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,smsp__inst_executed.sum,sm__warps_active.min.per_cycle_active,sm__warps_active.max.per_cycle_active,sm__warps_active.avg.per_cycle_active,sm__ctas_launched.min,sm__ctas_launched.max,sm__cycles_active.min,sm__cycles_active.max' \
       build-gpu-decoder/bench/nmc_cuda_decoder_bench >"$out/ncu-metrics.txt" 2>&1 || echo "ncu metrics failed (see ncu-metrics.txt)"
     if [ "${NMC_DECODER_LINES:-0}" = 1 ]; then
       # The same launch's instructions per source line (the build has -lineinfo).
@@ -112,7 +112,7 @@ if [ "$mode" = decoder ]; then
   if [ "${NMC_DECODER_SASS:-0}" = 1 ] && command -v cuobjdump >/dev/null 2>&1; then
     # The warpgroup kernels' machine code (the build machine's toolkit has no disassembler): $out/warpgroup.sass.
     cuobjdump -sass build-gpu-decoder/decoder/cuda/libnmc_decoder_cuda.a 2>&1 |
-      awk '/Function : /{keep = /warpgroup/} keep' >"$out/warpgroup.sass" || echo "cuobjdump failed"
+      awk '/Function : /{keep = /warpgroup|tiles/} keep' >"$out/warpgroup.sass" || echo "cuobjdump failed"
   fi
   step "done, status $status"
   exit $status
