@@ -470,6 +470,11 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     const uint64_t b_descriptor = wgmma_descriptor(b_buffers);
     const uint32_t b_row = static_cast<uint32_t>(__cvta_generic_to_shared(b_buffers)) + tile_b_row_offset();
     const uint32_t tiles = job.tile_start[job.mip_count];
+    // Tiles are handed out as blocks ask for them: each block's first two are blockIdx.x and blockIdx.x + gridDim.x,
+    // the rest come from job.tile_tickets (zero at launch) in the order blocks draw them, so that blocks the
+    // schedulers favour take more tiles instead of the kernel waiting for the slowest. Thread 0 draws the tile after
+    // next while a tile is decoded and passes it on through handed_out[set] after the next barrier.
+    __shared__ uint32_t handed_out[2];
     TileState current{};
     TileCells cells;
     uint4 position{};
@@ -479,18 +484,22 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         position = __ldg(job.mips[current.mip].positions + current.cls * kGroupThreads + threadIdx.x);
     }
     uint32_t set = 0;
-    for (uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, set ^= 1u) {
+    uint32_t next_tile = blockIdx.x + gridDim.x;
+    for (uint32_t tile = blockIdx.x, round = 0; tile < tiles; tile = next_tile, ++round, set ^= 1u) {
         cells.store(md, job, current, b_row + set * kTileBBytes);
 #if NMC_HAS_WGMMA
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
         __syncthreads();  // this B buffer is written; every thread is past the tile that read the other one
+        if (round > 0) next_tile = handed_out[set ^ 1u];  // drawn by thread 0 in the previous round
+        uint32_t after_next = tiles;
+        if (threadIdx.x == 0 && next_tile < tiles) after_next = 2u * gridDim.x + atomicAdd(job.tile_tickets, 1u);
         // The next tile's codes and positional inputs, loaded while this one is decoded.
         TileState next{};
         TileCells next_cells;
         uint4 next_position{};
-        if (tile + gridDim.x < tiles) {
-            next = tile_state(job, tile + gridDim.x);
+        if (next_tile < tiles) {
+            next = tile_state(job, next_tile);
             next_cells.load(md, job, next, patterns, wrap);
             next_position = __ldg(job.mips[next.mip].positions + next.cls * kGroupThreads + threadIdx.x);
         }
@@ -541,6 +550,7 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
             *reinterpret_cast<float2*>(texel + static_cast<uint32_t>(channels.channel[q]) * mp.texels) =
                 make_float2(channels.value(result, q, 0), channels.value(result, q, 1));
         }
+        if (threadIdx.x == 0) handed_out[set] = after_next;  // read after the next round's barrier
         current = next;
         cells = next_cells;
         position = next_position;
@@ -670,6 +680,10 @@ struct DeviceModel {
     ModelDesc tiled_desc;
     std::vector<TiledMipPlan> tiled_mips;
     std::vector<const uint8_t*> tiled_patterns;
+    // The tiled kernel's tile counter (TiledJob::tile_tickets), cleared before each launch; the mutex keeps one
+    // launch at a time on it (launches are synchronous: launch_error waits for the kernel).
+    uint32_t* tiled_tickets = nullptr;
+    mutable std::mutex tiled_tickets_mutex;
     size_t output_floats = 0;
     std::vector<size_t> output_offset;
 
@@ -1114,6 +1128,9 @@ Status launch_tiled(const DeviceModel& m, const GridJob& job) {
         for (size_t i = 0; i < slots.size(); ++i) tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
         const auto kernel = m.tiled_hidden_scaled ? decode_tiles_kernel<true> : decode_tiles_kernel<false>;
         const size_t smem = model_shared_bytes(m.tiled_desc) + slots.size() * kPatternBytes + 2 * kTileBBytes;
+        const std::lock_guard<std::mutex> lock(m.tiled_tickets_mutex);
+        tiled.tile_tickets = m.tiled_tickets;
+        NMC_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(m.tiled_tickets, 0, sizeof(uint32_t)));
         NMC_RETURN_IF_ERROR(launch_group_kernel(kernel, m, m.tiled_desc, smem, tiles, tiled, "decode_tiles_kernel"));
     }
     return Status::success();
@@ -1479,10 +1496,14 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         // A failed upload leaves whole mips on the warpgroup kernel (and the timing variant unavailable).
         void* pattern_memory = nullptr;
         void* position_memory = nullptr;
+        void* tickets = nullptr;
+        const uint32_t no_tickets = 0;
         if (model->upload(tiled.data(), tiled.size(), &p).ok() &&
             model->upload(pattern_bytes.data(), pattern_bytes.size(), &pattern_memory).ok() &&
-            model->upload(positions.data(), positions.size() * sizeof(uint32_t), &position_memory).ok()) {
+            model->upload(positions.data(), positions.size() * sizeof(uint32_t), &position_memory).ok() &&
+            model->upload(&no_tickets, sizeof(no_tickets), &tickets).ok()) {
             td.weights = static_cast<const uint8_t*>(p);
+            model->tiled_tickets = static_cast<uint32_t*>(tickets);
             for (size_t i = 0; i < patterns.size(); ++i)
                 model->tiled_patterns.push_back(static_cast<const uint8_t*>(pattern_memory) + i * kPatternBytes);
             for (TiledMipPlan& plan : plans)

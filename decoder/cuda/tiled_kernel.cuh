@@ -91,6 +91,7 @@ struct TiledJob {
     TiledMip mips[kMaxLevels];
     const uint8_t* patterns[kMaxTiledPatterns] = {};  // global copies of the launch's patterns (kPatternBytes each)
     float* out = nullptr;
+    uint32_t* tile_tickets = nullptr;  // tiles drawn past each block's first two; zero at launch (launch_tiled)
     int mip_count = 0;
     int pattern_count = 0;
 };
