@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 // Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most 128 registers a thread): 84 used, so 5
 // fit, as many as shared memory allows. Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers)
 // measured slower: docs/cuda-decoder.md, "The tiled kernel on tile classes".
-template <bool kHiddenScaled>
+template <bool kHiddenScaled, bool kWrap>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
@@ -457,7 +457,6 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     const WarpgroupChannels channels(md);
     const int warp = static_cast<int>(threadIdx.x) >> 5;
     const int g = (static_cast<int>(threadIdx.x) & 31) >> 2;
-    const bool wrap = md.wrap != 0;
     const uint32_t ones = (threadIdx.x & 3) == 0 ? 0x3C00u : 0u;  // binary16 1.0 at input 0 of a chunk, rows g, g + 8
     uint64_t layer_b[4];
     const float* layer_params[4];
@@ -480,13 +479,13 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     uint4 position{};
     if (blockIdx.x < tiles) {
         current = tile_state(job, blockIdx.x);
-        cells.load(md, job, current, patterns, wrap);
+        cells.load<kWrap>(md, job, current, patterns);
         position = __ldg(job.mips[current.mip].positions + current.cls * kGroupThreads + threadIdx.x);
     }
     uint32_t set = 0;
     uint32_t next_tile = blockIdx.x + gridDim.x;
     for (uint32_t tile = blockIdx.x, round = 0; tile < tiles; tile = next_tile, ++round, set ^= 1u) {
-        cells.store(md, job, current, b_row + set * kTileBBytes);
+        cells.store(job, current, b_row + set * kTileBBytes);
 #if NMC_HAS_WGMMA
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
@@ -500,7 +499,7 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         uint4 next_position{};
         if (next_tile < tiles) {
             next = tile_state(job, next_tile);
-            next_cells.load(md, job, next, patterns, wrap);
+            next_cells.load<kWrap>(md, job, next, patterns);
             next_position = __ldg(job.mips[next.mip].positions + next.cls * kGroupThreads + threadIdx.x);
         }
         // spec 8.3 for both levels: A = the pattern's weights, B = the window's values.
@@ -540,15 +539,16 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
         // Rows g and g + 8: texels (x, y) and (x + 1, y) of the tile, x = 2 (g % 4) even (every tile lies inside its
         // mip): one 8-byte store a channel (the host checked job.out's alignment; planes and rows have even sizes).
+        // The values are computed on every lane and only the stores are predicated, so that no store needs a branch.
         const TiledMip& mp = job.mips[current.mip];
         float* const texel =
             job.out + mp.out_offset +
             static_cast<uint32_t>((current.y + tile_row_y(16 * warp + g)) * mp.width + current.x + tile_row_x(g));
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            if (channels.channel[q] < 0) continue;
-            *reinterpret_cast<float2*>(texel + static_cast<uint32_t>(channels.channel[q]) * mp.texels) =
-                make_float2(channels.value(result, q, 0), channels.value(result, q, 1));
+            const float2 pair = make_float2(channels.value(result, q, 0), channels.value(result, q, 1));
+            if (channels.channel[q] >= 0)
+                *reinterpret_cast<float2*>(texel + static_cast<uint32_t>(channels.channel[q]) * mp.texels) = pair;
         }
         if (threadIdx.x == 0) handed_out[set] = after_next;  // read after the next round's barrier
         current = next;
@@ -834,8 +834,8 @@ bool tiled_class(const Pack& pack, int mip, const TiledMip& tm, int tx, int ty, 
         for (int cy = 0; cy < window_h; ++cy)
             for (int cx = 0; cx < window_w; ++cx) {
                 const int k = base + cy * window_w + cx;
-                out.pattern[kPatternWeightBytes + 2 * k] = static_cast<uint8_t>(cx);
-                out.pattern[kPatternWeightBytes + 2 * k + 1] = static_cast<uint8_t>(cy);
+                const int32_t offset[2] = {cx, cy};
+                std::memcpy(&out.pattern[kPatternWeightBytes + 8 * static_cast<size_t>(k)], offset, sizeof(offset));
             }
         for (int i = 0; i < kGroupTexels; ++i) {
             const BilinearWeights wt = bilinear_weights_binary16(p[i].fx, p[i].fy);
@@ -910,6 +910,8 @@ TiledMipPlan tiled_mip_plan(const Pack& pack, int mip, bool bias_input, std::vec
         tm.origin_bias[l][1] = 1 - ry;
         tm.origin_shift[l][0] = log2_of(rx) + 1;
         tm.origin_shift[l][1] = log2_of(ry) + 1;
+        tm.step_lo[l] = static_cast<uint32_t>(float_to_fp16(latent_step(level.lo, level.hi, level.bits))) |
+                        (static_cast<uint32_t>(float_to_fp16(level.lo)) << 16);
     }
     const int tiles_x = w / kTileSide;
     const int tiles_y = h / kTileSide;
@@ -1126,7 +1128,10 @@ Status launch_tiled(const DeviceModel& m, const GridJob& job) {
         tiled.tile_start[tiled.mip_count] = tiles;
         tiled.pattern_count = static_cast<int>(slots.size());
         for (size_t i = 0; i < slots.size(); ++i) tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
-        const auto kernel = m.tiled_hidden_scaled ? decode_tiles_kernel<true> : decode_tiles_kernel<false>;
+        const bool wrap = m.desc.wrap != 0;
+        const auto kernel = m.tiled_hidden_scaled
+                                ? (wrap ? decode_tiles_kernel<true, true> : decode_tiles_kernel<true, false>)
+                                : (wrap ? decode_tiles_kernel<false, true> : decode_tiles_kernel<false, false>);
         const size_t smem = model_shared_bytes(m.tiled_desc) + slots.size() * kPatternBytes + 2 * kTileBBytes;
         const std::lock_guard<std::mutex> lock(m.tiled_tickets_mutex);
         tiled.tile_tickets = m.tiled_tickets;
@@ -1210,10 +1215,10 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
         // (3 blocks: at 4 it spills), the same code on a pack that asks for it.
         if (fast_shared)
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true, kStagesFullBinary16>(m, job,
-                                                                                                            tiles);
+                                                                                                              tiles);
         if (m.max_k == kSmallK)
             return launch_grid_typed<kSmallK, kSmallMTiles, kSmallGlobalMinBlocks, false, kStagesFullBinary16>(m, job,
-                                                                                                             tiles);
+                                                                                                               tiles);
         return launch_grid_typed<kLargeK, 1, kLargeMinBlocks, false, kStagesFullBinary16>(m, job, tiles);
     }
     if (fast_shared) return launch_grid_typed<kSmallK, kSmallMTiles, kSmallMinBlocks, true, kStagesFull>(m, job, tiles);

@@ -44,7 +44,7 @@ constexpr int kMaxTiledPatterns = 4;                               // patterns o
 constexpr uint32_t kTileAChunkBytes = kGroupTexels * kChunkBytes;  // 64 rows x 16 fp16
 constexpr uint32_t kTileBChunkBytes = 16 * kChunkBytes;            // 16 features x 16 fp16
 constexpr uint32_t kPatternWeightBytes = 4 * kTileAChunkBytes;     // A of the sampling product
-constexpr uint32_t kPatternBytes = kPatternWeightBytes + 2 * kTileCells;  // then (dx, dy) of each cell, int8
+constexpr uint32_t kPatternBytes = kPatternWeightBytes + 8 * kTileCells;  // then (dx, dy) of each cell, int32
 constexpr uint32_t kTileBBytes = 4 * kTileBChunkBytes;
 
 // The texel of tile row R = 16w + 8 side + g (g = 0 .. 7: the accumulator layout's row within warp w's 16):
@@ -75,6 +75,7 @@ struct TiledMip {
     int class_mask_x = 0;              // the tile's class: (x & class_mask_x) | (y & class_mask_y) << 1
     int class_mask_y = 0;
     int k0 = 0;                  // spec 8.1
+    uint32_t step_lo[2] = {};    // levels k0, k1: binary16 f16(step) | f16(lo) << 16 (spec 6)
     int origin_bias[2][2] = {};  // [level][axis]
     int origin_shift[2][2] = {};
     int pattern[4] = {};  // the shared-memory pattern slot of each class
@@ -145,43 +146,42 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t address, const uint32
 struct TileCells {
     uint32_t words[2] = {0u, 0u};
 
-    __device__ void load(const ModelDesc& md, const TiledJob& job, const TileState& s, const uint8_t* patterns,
-                         bool wrap) {
+    // kWrap: the pack's wrap addressing (sizes are powers of two), else clamp.
+    template <bool kWrap>
+    __device__ void load(const ModelDesc& md, const TiledJob& job, const TileState& s, const uint8_t* patterns) {
         const int warp = static_cast<int>(threadIdx.x) >> 5;
         const int lane = static_cast<int>(threadIdx.x) & 31;
         const int level = warp == 3 ? 1 : 0;
         const LevelDesc& l = md.levels[job.mips[s.mip].k0 + level];
-        const int8_t* offsets =
-            reinterpret_cast<const int8_t*>(patterns + s.pattern * kPatternBytes + kPatternWeightBytes);
+        const int2* offsets = reinterpret_cast<const int2*>(patterns + s.pattern * kPatternBytes + kPatternWeightBytes);
         const int ox = level ? s.origin[1][0] : s.origin[0][0];  // no dynamic index: the origins stay in registers
         const int oy = level ? s.origin[1][1] : s.origin[0][1];
+        const uint8_t* codes = l.codes + 4 * (lane & 3);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-            const int cell = 16 * warp + 8 * half + (lane >> 2);
-            const char2 d = *reinterpret_cast<const char2*>(offsets + 2 * cell);
+            const int2 d = offsets[16 * warp + 8 * half + (lane >> 2)];
             int x = ox + d.x;
             int y = oy + d.y;
-            if (wrap) {  // powers of two
+            if constexpr (kWrap) {
                 x &= l.width - 1;
                 y &= l.height - 1;
             } else {
                 x = min(max(x, 0), l.width - 1);
                 y = min(max(y, 0), l.height - 1);
             }
-            words[half] = __ldg(reinterpret_cast<const uint32_t*>(
-                l.codes + (static_cast<uint32_t>(y) * static_cast<uint32_t>(l.width) + static_cast<uint32_t>(x)) * 16u +
-                4u * static_cast<uint32_t>(lane & 3)));
+            words[half] =
+                __ldg(reinterpret_cast<const uint32_t*>(codes + static_cast<uint32_t>(y * l.width + x) * 16u));
         }
     }
 
     // Dequantises the codes (spec 6, binary16) and writes them into B (K-major, warpgroup_b_offset layout) with one
     // stmatrix: matrix i of warp w is K block 2w + i / 2 (8 cells) by columns 8 (i % 2) .. + 7; `row_address` is this
     // lane's row of it in the B buffer being written.
-    __device__ void store(const ModelDesc& md, const TiledJob& job, const TileState& s, uint32_t row_address) const {
+    __device__ void store(const TiledJob& job, const TileState& s, uint32_t row_address) const {
         const int level = (threadIdx.x >> 5) == 3 ? 1 : 0;
-        const LevelDesc& l = md.levels[job.mips[s.mip].k0 + level];
-        const __half2 step = __float2half2_rn(l.step);
-        const __half2 lo = __float2half2_rn(l.lo);
+        const __half2 step_lo = *reinterpret_cast<const __half2*>(&job.mips[s.mip].step_lo[level]);
+        const __half2 step = __low2half2(step_lo);
+        const __half2 lo = __high2half2(step_lo);
         uint32_t reg[4];
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
