@@ -5,6 +5,9 @@ with NMC_DECODER_LINES=1 writes it as ncu-lines.csv) and prints each file's and 
 per group of `--per` texels a warp (default: 16 of the benchmark's 4096 x 4096 material with every mip).
 
     bench/ncu_lines.py ncu-lines.csv [--texels N] [--per 16] [--top 40]
+
+Where the report has warp stall samples (ncu's SourceCounters section samples them), it also prints where the warps
+waited: the samples by opcode and the instructions with the most samples (SASS text as ncu prints it).
 """
 import argparse
 import csv
@@ -53,6 +56,48 @@ def line_counts(path):
     return [(n, name, number, source) for (name, number, source), n in totals.items() if n]
 
 
+STALL_COLUMN = "Warp Stall Sampling (All Samples)"
+
+
+def stall_samples(path):
+    """[(stall samples, SASS text)] of every instruction (each (function, address) once), or [] where the report has no
+    stall sampling column. The SASS text is the row's first field that is neither the address nor a number."""
+    samples = {}
+    function = None
+    column = None
+    with open(path, newline="") as f:
+        for row in csv.reader(f):
+            if not row:
+                continue
+            if row[0] == "Function Name":
+                function = row[1]
+            elif row[0] == "Line No":
+                column = row.index(STALL_COLUMN) if STALL_COLUMN in row else None
+            elif column is not None and len(row) > column and row[0] == "" and row[2].startswith("0x"):
+                text = next((field for i, field in enumerate(row) if i != 2 and field.strip() and
+                             not field.replace(",", "").replace(".", "").isdigit()), "?")
+                try:
+                    n = int(row[column].replace(",", "") or 0)
+                except ValueError:
+                    continue
+                samples[(function, row[2])] = (n, text.strip())
+    return [value for value in samples.values() if value[0]]
+
+
+def print_stalls(stalls, top):
+    total = sum(n for n, _ in stalls)
+    by_opcode = {}
+    for n, text in stalls:
+        words = [w for w in text.split() if not w.startswith("@")]
+        opcode = words[0].split(".")[0] if words else "?"
+        by_opcode[opcode] = by_opcode.get(opcode, 0) + n
+    print(f"{total:,} warp stall samples; by opcode (% of samples): " +
+          ", ".join(f"{op} {100 * n / total:.1f}" for op, n in sorted(by_opcode.items(), key=lambda kv: -kv[1])[:16]))
+    print(f"the {top} instructions with the most samples (% of samples, SASS):")
+    for n, text in sorted(stalls, key=lambda v: -v[0])[:top]:
+        print(f"{100 * n / total:6.2f}  {text[:110]}")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv")
@@ -79,6 +124,9 @@ def main(argv):
     print(f"the {args.top} busiest lines (a warp per {args.per} texels, file:line, source):")
     for executed, name, line, source in sorted(counts, reverse=True)[:args.top]:
         print(f"{executed / groups:7.1f}  {name}:{line}  {source[:100]}")
+    stalls = stall_samples(args.csv)
+    if stalls:
+        print_stalls(stalls, args.top)
     return 0
 
 
