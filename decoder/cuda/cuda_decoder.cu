@@ -540,13 +540,10 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         // Rows g and g + 8: texels (x, y) and (x + 1, y) of the tile, x = 2 (g % 4) even (every tile lies inside its
         // mip): one 8-byte store a channel (the host checked job.out's alignment; planes and rows have even sizes).
         // The values are computed on every lane and only the stores are predicated, so that no store needs a branch.
-        // The texel's address is formed once; the empty asm keeps the compiler from folding job.out and the 64-bit
-        // mip offset into every store's address again (one wide multiply-add a store instead of five instructions).
         const TiledMip& mp = job.mips[current.mip];
-        float* texel =
+        float* const texel =
             job.out + mp.out_offset +
             static_cast<uint32_t>((current.y + tile_row_y(16 * warp + g)) * mp.width + current.x + tile_row_x(g));
-        asm("" : "+l"(texel));
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
             const float2 pair = make_float2(channels.value(result, q, 0), channels.value(result, q, 1));
