@@ -438,9 +438,10 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 // hidden layers all with scales or all without, a last layer with scales), and on float32 packs the timing variant
 // tensor_sampling_binary16, on the mips the host planned (tiled_mip_plan): tiles of 8 x 8 texels, job.tile_start
 // counting them. The first job.pattern_count patterns are copied to shared memory after the model, then two B buffers.
-// Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at most 128 registers a thread): 84 used, so 5
-// fit, as many as shared memory allows. Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers)
-// measured slower: docs/cuda-decoder.md, "The tiled kernel on tile classes".
+// kWrap: the pack's wrap addressing, else clamp. Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at
+// most 128 registers a thread): 86 used, so 5 fit (up to 96 would), as many as shared memory allows. Two warpgroups a
+// block sharing the model (6 a multiprocessor at 80 registers) measured slower: docs/cuda-decoder.md, "The tiled kernel
+// on tile classes".
 template <bool kHiddenScaled, bool kWrap>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {
@@ -1080,7 +1081,7 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
 // The tiled kernel over the job's mips that it takes (tiled_mip_plan), consecutive ones in one launch while their
 // patterns fit kMaxTiledPatterns, and the warpgroup kernel (in the pack's arithmetic) over the others: whole mips of a
 // binary16 pack (without error sums), and the timing variant tensor_sampling_binary16 on a float32 one. Each pattern
-// of a launch takes 8.3 KB of every block's shared memory: one pattern fits 5 blocks a multiprocessor, two (nmc's
+// of a launch takes 8.7 KB of every block's shared memory: one pattern fits 5 blocks a multiprocessor, two (nmc's
 // two-level latents: mips 0 and 1) 4, four 3. Fewer mips a launch would trade that for more launches and tails.
 Status launch_tiled(const DeviceModel& m, const GridJob& job) {
     // The tiled kernel writes texel pairs with 8-byte stores: a mip whose planes do not start 8-byte aligned (an odd
