@@ -50,7 +50,7 @@ def line_counts(path):
                     continue
                 seen.add(key)
                 try:
-                    totals[line] = totals.get(line, 0) + int(row[column])
+                    totals[line] = totals.get(line, 0) + int(row[column].replace(",", ""))
                 except ValueError:
                     raise SystemExit(f"{path}: instruction {row[2]}: not a count: {row[column]!r}")
     return [(n, name, number, source) for (name, number, source), n in totals.items() if n]

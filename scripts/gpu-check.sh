@@ -110,7 +110,7 @@ if [ "$mode" = decoder ]; then
     fi
   fi
   if [ "${NMC_DECODER_SASS:-0}" = 1 ] && command -v cuobjdump >/dev/null 2>&1; then
-    # The warpgroup kernels' machine code (the build machine's toolkit has no disassembler): $out/warpgroup.sass.
+    # The warpgroup and tiled kernels' machine code (the build machine's toolkit has no disassembler): $out/warpgroup.sass.
     cuobjdump -sass build-gpu-decoder/decoder/cuda/libnmc_decoder_cuda.a 2>&1 |
       awk '/Function : /{keep = /warpgroup|tiles/} keep' >"$out/warpgroup.sass" || echo "cuobjdump failed"
   fi

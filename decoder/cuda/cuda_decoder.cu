@@ -436,12 +436,12 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 
 // The tiled kernel (tiled_kernel.cuh): whole mips of binary16 packs of the default network's shape (F = 16, three
 // hidden layers all with scales or all without, a last layer with scales), and on float32 packs the timing variant
-// tensor_sampling_binary16, on the mips the host planned (tiled_mip_plan): tiles of 8 x 8 texels, job.tile_start
-// counting them. The first job.pattern_count patterns are copied to shared memory after the model, then two B buffers.
-// kWrap: the pack's wrap addressing, else clamp. Writes job.out (no error sums). Built for 4 blocks a multiprocessor (at
-// most 128 registers a thread): 86 used, so 5 fit (up to 96 would), as many as shared memory allows. Two warpgroups a
-// block sharing the model (6 a multiprocessor at 80 registers) measured slower: docs/cuda-decoder.md, "The tiled kernel
-// on tile classes".
+// tensor_sampling_binary16, on the mips the host planned (tiled_mip_plan, launch_tiled): tiles of 8 x 8 texels,
+// job.tile_start counting them. The first job.pattern_count patterns are copied to shared memory after the model, then
+// two B buffers. kWrap: the pack's wrap addressing, else clamp. Writes job.out (no error sums). Built for 4 blocks a
+// multiprocessor (at most 128 registers a thread): 86 used, so 5 fit (up to 96 would), as many as shared memory
+// allows. Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers) measured slower:
+// docs/cuda-decoder.md, "The tiled kernel on tile classes".
 template <bool kHiddenScaled, bool kWrap>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {
@@ -1085,7 +1085,8 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
 // two-level latents: mips 0 and 1) 4, four 3. Fewer mips a launch would trade that for more launches and tails.
 Status launch_tiled(const DeviceModel& m, const GridJob& job) {
     // The tiled kernel writes texel pairs with 8-byte stores: a mip whose planes do not start 8-byte aligned (an odd
-    // offset into the caller's buffer) takes the warpgroup kernel. Rows and planes of tiled mips have even sizes.
+    // offset into the caller's buffer, or an odd number of floats in the mips before it: an odd size times an odd
+    // channel count) takes the warpgroup kernel. Rows and planes of tiled mips have even sizes.
     const auto tiled_here = [&](int mip) {
         return m.tiled_mips[static_cast<size_t>(mip)].tiled &&
                reinterpret_cast<uintptr_t>(job.out + job.out_offset[mip]) % sizeof(float2) == 0;

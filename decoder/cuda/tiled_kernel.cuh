@@ -6,10 +6,11 @@
 // (tile_row_x(R), tile_row_y(R)): warp w owns texel rows 2w and 2w + 1 of the tile, and a lane's rows g and g + 8 of
 // its 16 are two neighbours in x, so that it writes each channel's pair with one 8-byte store. The kernel runs only on
 // mips where every size is a power of two and the levels are at least 2 times coarser than the mip (the host's
-// tiled_mip_plan). There spec 8.2's positions are exact in float32 and repeat from tile to tile: a tile's bilinear
-// weights, which latent cells they fall on relative to the tile's window origin, and its positional inputs depend only
-// on the tile's class (tile x and y modulo 1 or 2) and mip. The host computes them once per class (the pattern) with
-// the CPU reference's arithmetic, so the kernel does per tile only what varies:
+// tiled_mip_plan), and whose planes start 8-byte aligned in the output (launch_tiled). There spec 8.2's positions are
+// exact in float32 and repeat from tile to tile: a tile's bilinear weights, which latent cells they fall on relative
+// to the tile's window origin, and its positional inputs depend only on the tile's class (tile x and y modulo 1 or 2)
+// and mip. The host computes them once per class (the pattern) with the CPU reference's arithmetic, so the kernel does
+// per tile only what varies:
 //   - the window's latent codes: B (cells x 16 features) of the sampling product, dequantised in binary16
 //     (f16(q * f16(step) + f16(lo)), one HFMA2) and written to shared memory transposed by stmatrix;
 //   - the sampling products s_k = A_k x B_k on the tensor cores, where A (64 texels x 64 cells, the pattern, in shared
