@@ -20,14 +20,20 @@
 #                                  warpgroup and tiled kernels' SASS (warpgroup.sass); NMC_DECODER_LINES=1 builds with -lineinfo
 #                                  and writes that kernel's instructions per source line (ncu-lines.csv, summed up
 #                                  by bench/ncu_lines.py into ncu-lines.txt); NMC_NCU_KERNEL picks the kernel
+#   scripts/gpu-check.sh variants   decoder experiments side by side in one call: this tree ("base") and, for every
+#                                  variants/NAME.patch (made here with `git diff main BRANCH -- decoder tests bench
+#                                  > variants/NAME.patch`; variants/ is git-ignored: pass it to the device tool's
+#                                  carry), a copy of the tree with the patch applied; all built at once as the
+#                                  decoder mode builds (no trainer), then for each in turn the CUDA decoder tests and
+#                                  nmc_cuda_decoder_bench -> $OUT/NAME.txt (ctest's tail, then the benchmark)
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
 #                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
 #                                  seconds, nmc's --json result); summarise with bench/sweep_table.py
 set -uo pipefail
 mode="${1:-check}"
-case "$mode" in check | measure | all | sweep | decoder) ;;
-  *) echo "usage: $0 [check|measure|all|decoder|sweep FILE]" >&2; exit 2 ;;
+case "$mode" in check | measure | all | sweep | decoder | variants) ;;
+  *) echo "usage: $0 [check|measure|all|decoder|variants|sweep FILE]" >&2; exit 2 ;;
 esac
 sweep_file="${2:-}"
 if [ "$mode" = sweep ] && [ ! -f "$sweep_file" ]; then echo "$0 sweep: no such file '$sweep_file'" >&2; exit 2; fi
@@ -46,7 +52,7 @@ step() { echo "== [${SECONDS}s] $*" | tee -a "$out/summary.txt"; }
 
 step "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 torch_prefix=""
-if [ "$mode" != decoder ]; then  # the decoder mode builds without the trainer (importing torch takes seconds)
+if [ "$mode" != decoder ] && [ "$mode" != variants ]; then  # those build without the trainer (importing torch: seconds)
   torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   step "libtorch: ${torch_prefix:-not found} ($(python3 -c 'import torch;print(torch.__version__)' 2>/dev/null))"
 fi
@@ -60,6 +66,59 @@ if [ "$mode" = measure ] || [ "$mode" = all ] || [ "$mode" = sweep ]; then
     echo "$0 $mode: no ../shared/materials (nor ./shared/materials): the $mode mode needs the shared materials" >&2
     exit 2
   fi
+fi
+
+if [ "$mode" = variants ]; then
+  # Each variant is its own source tree (the base: this one) with its own build directory; the builds run together,
+  # their nvcc compiles being one thread each, then the tests and benchmarks one variant at a time.
+  names=(base)
+  roots=("$PWD")
+  for patch in variants/*.patch; do
+    [ -e "$patch" ] || continue
+    name=$(basename "$patch" .patch)
+    root="/tmp/nmc-variant-$name"
+    rm -rf "$root" && mkdir -p "$root"
+    tar --exclude=./.git --exclude='./build*' --exclude=./shared --exclude=./variants --exclude=./gpu-check-out -cf - . |
+      tar -xf - -C "$root"
+    if ! patch -d "$root" -p1 -s <"$patch"; then
+      echo "$0 variants: $patch does not apply to this tree" >&2
+      exit 2
+    fi
+    names+=("$name")
+    roots+=("$root")
+  done
+  step "build: ${names[*]} (decoder tests and benchmark, no trainer)"
+  per_build=$(( (jobs + ${#names[@]} - 1) / ${#names[@]} ))
+  pids=()
+  for i in "${!names[@]}"; do
+    (
+      cd "${roots[$i]}" &&
+        cmake -S . -B build-gpu-variant -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=OFF \
+          -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90a}" \
+          -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
+        cmake --build build-gpu-variant -j"$per_build" --target cuda_decoder_test nmc_cuda_decoder_bench
+    ) >"/tmp/nmc-variant-build-${names[$i]}.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!names[@]}"; do
+    if ! wait "${pids[$i]}"; then
+      step "${names[$i]}: build failed"
+      grep -B2 -A8 -m5 "error" "/tmp/nmc-variant-build-${names[$i]}.log" | tee "$out/${names[$i]}.txt"
+      status=1
+    fi
+  done
+  for i in "${!names[@]}"; do
+    build="${roots[$i]}/build-gpu-variant"
+    [ -x "$build/bench/nmc_cuda_decoder_bench" ] || continue
+    step "${names[$i]}: CUDA decoder tests and benchmark"
+    {
+      (cd "${roots[$i]}" && "$build/tests/cuda/cuda_decoder_test" --gtest_brief=1 2>&1 | tail -8) || status=1
+      "$build/bench/nmc_cuda_decoder_bench" 2>&1 | grep -E "^(path|fp8|fp16|cpu) " | tail -24 || status=1
+    } >"$out/${names[$i]}.txt"
+    grep -E "FAILED|tiled kernel|S=4" "$out/${names[$i]}.txt"
+  done
+  step "done, status $status"
+  exit $status
 fi
 
 if [ "$mode" = decoder ]; then
