@@ -17,16 +17,14 @@ import sys
 BENCH_TEXELS = sum((4096 >> m) * (4096 >> m) for m in range(13))
 
 
-def line_counts(path):
-    """[(warp instructions executed, file name, line number, source text)] over every source line with any. ncu lists
-    an inlined instruction under more than one line (its own and a caller's): each instruction (function, address)
-    counts once, for the first line that lists it in ncu's order, so the split between a callee's lines and its
-    callers' is ncu's, not exact; the total is."""
-    totals = {}
-    seen = set()
+def instruction_rows(path):
+    """The report's instruction rows, read once: (function, the source line listing it as (file name, number, text) or
+    None, the row, the column names of the table it is in). ncu lists an inlined instruction under more than one line
+    (its own and a caller's), so one (function, address) can come more than once."""
+    rows = []
     file_name = None
     function = None
-    column = None
+    header = None
     line = None
     with open(path, newline="") as f:
         for row in csv.reader(f):
@@ -39,48 +37,58 @@ def line_counts(path):
                 function = row[1]
                 line = None
             elif row[0] == "Line No":
-                column = row.index("Instructions Executed")
-            elif column is None or len(row) <= column:
+                header = row
+            elif header is None:
                 continue
             elif row[0].isdigit():
                 line = (file_name, int(row[0]), row[1].strip())
-            elif row[0] == "" and row[2].startswith("0x") and line is not None:
-                key = (function, row[2])
-                if key in seen:
-                    continue
-                seen.add(key)
-                try:
-                    totals[line] = totals.get(line, 0) + int(row[column].replace(",", ""))
-                except ValueError:
-                    raise SystemExit(f"{path}: instruction {row[2]}: not a count: {row[column]!r}")
+            elif row[0] == "" and len(row) > 2 and row[2].startswith("0x"):
+                rows.append((function, line, row, header))
+    return rows
+
+
+def count(field):
+    """A count as ncu prints it, possibly with thousands separators."""
+    return int(field.replace(",", ""))
+
+
+def line_counts(rows, path):
+    """[(warp instructions executed, file name, line number, source text)] over every source line with any. Each
+    instruction (function, address) counts once, for the first line that lists it in ncu's order, so the split between
+    a callee's lines and its callers' is ncu's, not exact; the total is."""
+    totals = {}
+    seen = set()
+    for function, line, row, header in rows:
+        column = header.index("Instructions Executed")
+        if line is None or len(row) <= column or (function, row[2]) in seen:
+            continue
+        seen.add((function, row[2]))
+        try:
+            totals[line] = totals.get(line, 0) + count(row[column])
+        except ValueError:
+            raise SystemExit(f"{path}: instruction {row[2]}: not a count: {row[column]!r}")
     return [(n, name, number, source) for (name, number, source), n in totals.items() if n]
 
 
 STALL_COLUMN = "Warp Stall Sampling (All Samples)"
 
 
-def stall_samples(path):
+def stall_samples(rows):
     """[(stall samples, SASS text)] of every instruction (each (function, address) once), or [] where the report has no
     stall sampling column. The SASS text is the row's first field that is neither the address nor a number."""
     samples = {}
-    function = None
-    column = None
-    with open(path, newline="") as f:
-        for row in csv.reader(f):
-            if not row:
-                continue
-            if row[0] == "Function Name":
-                function = row[1]
-            elif row[0] == "Line No":
-                column = row.index(STALL_COLUMN) if STALL_COLUMN in row else None
-            elif column is not None and len(row) > column and row[0] == "" and row[2].startswith("0x"):
-                text = next((field for i, field in enumerate(row) if i != 2 and field.strip() and
-                             not field.replace(",", "").replace(".", "").isdigit()), "?")
-                try:
-                    n = int(row[column].replace(",", "") or 0)
-                except ValueError:
-                    continue
-                samples[(function, row[2])] = (n, text.strip())
+    for function, _, row, header in rows:
+        if STALL_COLUMN not in header:
+            continue
+        column = header.index(STALL_COLUMN)
+        if len(row) <= column:
+            continue
+        text = next((field for i, field in enumerate(row) if i != 2 and field.strip() and
+                     not field.replace(",", "").replace(".", "").isdigit()), "?")
+        try:
+            samples[(function, row[2])] = (count(row[column] or "0"), text.strip())  # empty: none
+        except ValueError:
+            continue
     return [value for value in samples.values() if value[0]]
 
 
@@ -108,7 +116,8 @@ def main(argv):
                         "kernels)")
     parser.add_argument("--top", type=int, default=40, help="lines to print")
     args = parser.parse_args(argv)
-    counts = line_counts(args.csv)
+    rows = instruction_rows(args.csv)
+    counts = line_counts(rows, args.csv)
     if not counts:
         print(f"{args.csv}: no source lines with executed instructions (a -lineinfo build and ncu's SourceCounters "
               "section are needed)", file=sys.stderr)
@@ -124,7 +133,7 @@ def main(argv):
     print(f"the {args.top} busiest lines (a warp per {args.per} texels, file:line, source):")
     for executed, name, line, source in sorted(counts, reverse=True)[:args.top]:
         print(f"{executed / groups:7.1f}  {name}:{line}  {source[:100]}")
-    stalls = stall_samples(args.csv)
+    stalls = stall_samples(rows)
     if stalls:
         print_stalls(stalls, args.top)
     return 0

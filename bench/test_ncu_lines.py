@@ -35,7 +35,7 @@ def main():
         path = os.path.join(folder, "lines.csv")
         with open(path, "w") as f:
             f.write(FIXTURE)
-        counts = sorted(ncu_lines.line_counts(path), reverse=True)
+        counts = sorted(ncu_lines.line_counts(ncu_lines.instruction_rows(path), path), reverse=True)
         expected = [(500, "kernel.cu", 42, "x = mul(a, b) + c;"), (300, "inner.h", 10, "return a * b;")]
         if counts != expected:
             failures.append(f"line_counts: {counts} != {expected}")
