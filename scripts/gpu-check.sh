@@ -50,6 +50,16 @@ status=0
 
 step() { echo "== [${SECONDS}s] $*" | tee -a "$out/summary.txt"; }
 
+# configure BUILD_DIR [CMAKE_ARGS...]: the GPU machine's CMake configuration of this tree (Release, CUDA required,
+# PNG/JPEG images, GPU tests required, NMC_CUDA_ARCHITECTURES or sm_90a) into BUILD_DIR.
+configure() {
+  local dir="$1"
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON \
+    -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90a}" \
+    -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" "$@"
+}
+
 step "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 torch_prefix=""
 if [ "$mode" != decoder ] && [ "$mode" != variants ]; then  # those build without the trainer (importing torch: seconds)
@@ -93,9 +103,7 @@ if [ "$mode" = variants ]; then
   for i in "${!names[@]}"; do
     (
       cd "${roots[$i]}" &&
-        cmake -S . -B build-gpu-variant -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=OFF \
-          -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90a}" \
-          -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" &&
+        configure build-gpu-variant -DNMC_WITH_TRAINER=OFF &&
         cmake --build build-gpu-variant -j"$per_build" --target cuda_decoder_test nmc_cuda_decoder_bench
     ) >"/tmp/nmc-variant-build-${names[$i]}.log" 2>&1 &
     pids+=($!)
@@ -125,10 +133,7 @@ if [ "$mode" = decoder ]; then
   step "configure (build-gpu-decoder: no trainer)"
   lineinfo=""
   if [ "${NMC_DECODER_LINES:-0}" = 1 ]; then lineinfo="-lineinfo"; fi
-  cmake -S . -B build-gpu-decoder -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=OFF \
-    -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90a}" \
-    -DCMAKE_CUDA_FLAGS="$lineinfo" \
-    -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" >"$out/configure.log" 2>&1 ||
+  configure build-gpu-decoder -DNMC_WITH_TRAINER=OFF -DCMAKE_CUDA_FLAGS="$lineinfo" >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
   step "build: the decoder tests and benchmarks"
   cmake --build build-gpu-decoder -j"$jobs" --target nmc nmc_decoder_cpu_test cuda_numerics_test cuda_decoder_test \
@@ -178,10 +183,8 @@ if [ "$mode" = decoder ]; then
 fi
 
 step "configure"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DNMC_WITH_CUDA=ON -DNMC_WITH_TRAINER=ON \
-  -DNMC_IMAGE_IO=PNGJPEG -DNMC_REQUIRE_GPU=ON -DNMC_CUDA_ARCHITECTURES="${NMC_CUDA_ARCHITECTURES:-90a}" \
-  -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" \
-  -DCMAKE_PREFIX_PATH="$torch_prefix" >"$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; exit 1; }
+configure build-gpu -DNMC_WITH_TRAINER=ON -DCMAKE_PREFIX_PATH="$torch_prefix" >"$out/configure.log" 2>&1 ||
+  { tail -40 "$out/configure.log"; exit 1; }
 grep -A12 "nmc .* configuration" "$out/configure.log"
 
 step "build"
