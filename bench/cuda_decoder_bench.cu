@@ -191,7 +191,9 @@ int main(int argc, char** argv) {
 
     // Timing variants of the full decode: full_3_blocks against full (the main table) = the register trade-off;
     // sampling = full - network_only, epilogue = network_only - matmul_only; the binary16 ones time the plan for
-    // 20 Gtexel/s (docs/cuda-decoder.md) and say how far their values are from the spec's.
+    // 20 Gtexel/s (docs/cuda-decoder.md) and say how far their values are from the spec's; the tiled_without_* ones
+    // against tensor_sampling_binary16 are the tiled kernel's breakdown (what a tile's activation, stores and
+    // sampling products cost).
     std::printf(
         "\ntiming variants of the full decode (all mips, device); the spec's values only for full_3_blocks and "
         "warpgroup_*\n");
@@ -205,11 +207,10 @@ int main(int argc, char** argv) {
              {nmc::CudaDecodeVariant::full_3_blocks, nmc::CudaDecodeVariant::network_only,
               nmc::CudaDecodeVariant::matmul_only, nmc::CudaDecodeVariant::sampling_only,
               nmc::CudaDecodeVariant::binary16_activation, nmc::CudaDecodeVariant::binary16_activation_and_sampling,
-              nmc::CudaDecodeVariant::warpgroup_4_blocks, nmc::CudaDecodeVariant::tensor_sampling_binary16}) {
-            if ((variant == nmc::CudaDecodeVariant::warpgroup_4_blocks ||
-                 variant == nmc::CudaDecodeVariant::tensor_sampling_binary16) &&
-                !decoder.runs_warpgroup_kernel())
-                continue;
+              nmc::CudaDecodeVariant::warpgroup_4_blocks, nmc::CudaDecodeVariant::tensor_sampling_binary16,
+              nmc::CudaDecodeVariant::tiled_without_activation, nmc::CudaDecodeVariant::tiled_without_stores,
+              nmc::CudaDecodeVariant::tiled_without_sampling}) {
+            if (nmc::test::is_warpgroup_variant(variant) && !decoder.runs_warpgroup_kernel()) continue;
             const std::string what = std::string("variant ") + nmc::to_string(variant);
             report(nmc::to_string(decoder.path()), what.c_str(),
                    median_ms([&] { check(decoder.decode_all_mips_to_device(d_out, variant)); }), texels_all);

@@ -150,7 +150,7 @@ if [ "$mode" = decoder ]; then
     # What binds the whole-mip decode: Nsight Compute on one launch of the kernel that decodes binary16 packs of the
     # default shape (the tiled kernel for hidden layers without scales, by its mangled name; NMC_NCU_KERNEL overrides
     # the pattern), after the benchmark's first launches.
-    kernel="${NMC_NCU_KERNEL:-decode_tiles_kernelILb0E}"
+    kernel="${NMC_NCU_KERNEL:-decode_tiles_kernelILb0ELb.ELNS0_11TiledTimingE0E}"  # TiledTiming::full, not a breakdown
     step "ncu: $kernel"
     ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
@@ -176,7 +176,7 @@ if [ "$mode" = decoder ]; then
   if [ "${NMC_DECODER_SASS:-0}" = 1 ] && command -v cuobjdump >/dev/null 2>&1; then
     # The warpgroup and tiled kernels' machine code (the build machine's toolkit has no disassembler): $out/warpgroup.sass.
     cuobjdump -sass build-gpu-decoder/decoder/cuda/libnmc_decoder_cuda.a 2>&1 |
-      awk '/Function : /{keep = /warpgroup|tiles/} keep' >"$out/warpgroup.sass" || echo "cuobjdump failed"
+      awk '/Function : /{keep = /warpgroup|tiles_kernel.*TiledTimingE0E/} keep' >"$out/warpgroup.sass" || echo "cuobjdump failed"
   fi
   step "done, status $status"
   exit $status

@@ -441,8 +441,9 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 // two B buffers. kWrap: the pack's wrap addressing, else clamp. Writes job.out (no error sums). Built for 4 blocks a
 // multiprocessor (at most 128 registers a thread): 86 used, so 5 fit (up to 96 would), as many as shared memory
 // allows. Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers) measured slower:
-// docs/cuda-decoder.md, "The tiled kernel on tile classes".
-template <bool kHiddenScaled, bool kWrap>
+// docs/cuda-decoder.md, "The tiled kernel on tile classes". kTiming: the part of the work a timing breakdown leaves
+// out (TiledTiming::full: none).
+template <bool kHiddenScaled, bool kWrap, TiledTiming kTiming>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
@@ -508,16 +509,26 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         const uint64_t sample_b = b_descriptor + static_cast<uint64_t>(set) * (kTileBBytes / 16);
         float s0[8];
         float s1[8];
-        wgmma_fence();
-        wgmma_fp16_shared_n16<false>(s0, sample_a, sample_b);
+        if constexpr (kTiming == TiledTiming::without_sampling) {
+            // Timing only: values that depend on the tile's codes, in place of the products.
 #pragma unroll
-        for (int kc = 1; kc < kTileLevel0Cells / 16; ++kc)
-            wgmma_fp16_shared_n16<true>(s0, sample_a + kc * chunk_step(kGroupTexels), sample_b + kc * chunk_step(16));
-        wgmma_fp16_shared_n16<false>(s1, sample_a + kTileLevel1Chunk * chunk_step(kGroupTexels),
-                                     sample_b + kTileLevel1Chunk * chunk_step(16));
-        wgmma_commit_and_wait();
-        wgmma_fence_operands(s0);
-        wgmma_fence_operands(s1);
+            for (int e = 0; e < 8; ++e) {
+                s0[e] = __uint_as_float(cells.words[e & 1] & 0x3F00FFFFu);
+                s1[e] = __uint_as_float(cells.words[(e + 1) & 1] & 0x3F00FFFFu);
+            }
+        } else {
+            wgmma_fence();
+            wgmma_fp16_shared_n16<false>(s0, sample_a, sample_b);
+#pragma unroll
+            for (int kc = 1; kc < kTileLevel0Cells / 16; ++kc)
+                wgmma_fp16_shared_n16<true>(s0, sample_a + kc * chunk_step(kGroupTexels),
+                                            sample_b + kc * chunk_step(16));
+            wgmma_fp16_shared_n16<false>(s1, sample_a + kTileLevel1Chunk * chunk_step(kGroupTexels),
+                                         sample_b + kTileLevel1Chunk * chunk_step(16));
+            wgmma_commit_and_wait();
+            wgmma_fence_operands(s0);
+            wgmma_fence_operands(s1);
+        }
         // Layer 0's A: K chunk 0 = level k0's 16 features, chunk 1 = level k1's (in tiled_feature_of_column order),
         // rounded to E4M3; chunk 2 = the mip's fragments for this class and thread (positional, mip and bias inputs;
         // layer 0 reads no more).
@@ -534,9 +545,12 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         uint32_t hidden1[4][4];
         uint32_t hidden2[4][4];
         float result[8];
-        tiled_hidden_layer<3, kHiddenScaled, false>(in, ones, layer_b[0], layer_params[0], hidden1);
-        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled>(hidden1, ones, layer_b[1], layer_params[1], hidden2);
-        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled>(hidden2, ones, layer_b[2], layer_params[2], hidden1);
+        constexpr bool kActivation = kTiming != TiledTiming::without_activation;
+        tiled_hidden_layer<3, kHiddenScaled, false, kActivation>(in, ones, layer_b[0], layer_params[0], hidden1);
+        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled, kActivation>(hidden1, ones, layer_b[1], layer_params[1],
+                                                                          hidden2);
+        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled, kActivation>(hidden2, ones, layer_b[2], layer_params[2],
+                                                                          hidden1);
         tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
         // Rows g and g + 8: texels (x, y) and (x + 1, y) of the tile, x = 2 (g % 4) even (every tile lies inside its
         // mip): one 8-byte store a channel (the host checked job.out's alignment; planes and rows have even sizes).
@@ -548,7 +562,9 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
             const float2 pair = make_float2(channels.value(result, q, 0), channels.value(result, q, 1));
-            if (channels.channel[q] >= 0)
+            // The timing breakdown without stores keeps a condition the compiler cannot decide (channels are below
+            // kMaxChannels), so that every value is still computed.
+            if (kTiming == TiledTiming::without_stores ? channels.channel[q] >= kMaxChannels : channels.channel[q] >= 0)
                 *reinterpret_cast<float2*>(texel + static_cast<uint32_t>(channels.channel[q]) * mp.texels) = pair;
         }
         if (threadIdx.x == 0) handed_out[set] = after_next;  // read after the next round's barrier
@@ -1078,12 +1094,21 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
     return launch_grid_warpgroup_typed<kMinBlocks, false>(m, job, groups);
 }
 
+// The tiled kernel for a pack's layers (hidden layers with or without scales) and addressing (wrap or clamp).
+template <TiledTiming kTiming>
+auto tiled_kernel(bool hidden_scaled, bool wrap) {
+    return hidden_scaled
+               ? (wrap ? decode_tiles_kernel<true, true, kTiming> : decode_tiles_kernel<true, false, kTiming>)
+               : (wrap ? decode_tiles_kernel<false, true, kTiming> : decode_tiles_kernel<false, false, kTiming>);
+}
+
 // The tiled kernel over the job's mips that it takes (tiled_mip_plan), consecutive ones in one launch while their
 // patterns fit kMaxTiledPatterns, and the warpgroup kernel (in the pack's arithmetic) over the others: whole mips of a
 // binary16 pack (without error sums), and the timing variant tensor_sampling_binary16 on a float32 one. Each pattern
 // of a launch takes 8.7 KB of every block's shared memory: one pattern fits 5 blocks a multiprocessor, two (nmc's
 // two-level latents: mips 0 and 1) 4, four 3. Fewer mips a launch would trade that for more launches and tails.
-Status launch_tiled(const DeviceModel& m, const GridJob& job) {
+// `timing`: the decoder, or one of its timing breakdowns.
+Status launch_tiled(const DeviceModel& m, const GridJob& job, TiledTiming timing = TiledTiming::full) {
     // The tiled kernel writes texel pairs with 8-byte stores: a mip whose planes do not start 8-byte aligned (an odd
     // offset into the caller's buffer, or an odd number of floats in the mips before it: an odd size times an odd
     // channel count) takes the warpgroup kernel. Rows and planes of tiled mips have even sizes.
@@ -1130,10 +1155,13 @@ Status launch_tiled(const DeviceModel& m, const GridJob& job) {
         tiled.tile_start[tiled.mip_count] = tiles;
         tiled.pattern_count = static_cast<int>(slots.size());
         for (size_t i = 0; i < slots.size(); ++i) tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
+        const bool scaled = m.tiled_hidden_scaled;
         const bool wrap = m.desc.wrap != 0;
-        const auto kernel = m.tiled_hidden_scaled
-                                ? (wrap ? decode_tiles_kernel<true, true> : decode_tiles_kernel<true, false>)
-                                : (wrap ? decode_tiles_kernel<false, true> : decode_tiles_kernel<false, false>);
+        const auto kernel =
+            timing == TiledTiming::without_activation ? tiled_kernel<TiledTiming::without_activation>(scaled, wrap)
+            : timing == TiledTiming::without_stores   ? tiled_kernel<TiledTiming::without_stores>(scaled, wrap)
+            : timing == TiledTiming::without_sampling ? tiled_kernel<TiledTiming::without_sampling>(scaled, wrap)
+                                                      : tiled_kernel<TiledTiming::full>(scaled, wrap);
         const size_t smem = model_shared_bytes(m.tiled_desc) + slots.size() * kPatternBytes + 2 * kTileBBytes;
         const std::lock_guard<std::mutex> lock(m.tiled_tickets_mutex);
         tiled.tile_tickets = m.tiled_tickets;
@@ -1177,13 +1205,18 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
                                                       "code in this build, a network of widths <= 64)"};
         return launch_grid_warpgroup<kWarpgroup4BlocksMinBlocks>(m, job);
     }
-    if (variant == CudaDecodeVariant::tensor_sampling_binary16) {
+    const TiledTiming tiled_timing =
+        variant == CudaDecodeVariant::tiled_without_activation ? TiledTiming::without_activation
+        : variant == CudaDecodeVariant::tiled_without_stores   ? TiledTiming::without_stores
+        : variant == CudaDecodeVariant::tiled_without_sampling ? TiledTiming::without_sampling
+                                                               : TiledTiming::full;
+    if (variant == CudaDecodeVariant::tensor_sampling_binary16 || tiled_timing != TiledTiming::full) {
         if (!m.tiled_ready)
             return {StatusCode::invalid_argument,
                     std::string("timing variant ") + to_string(variant) +
                         " needs the warpgroup kernel (compute capability 9.0, sm_90a code in this build, a network of "
                         "widths <= 64), F = 16 and the default network's shape"};
-        return launch_tiled(m, job);
+        return launch_tiled(m, job, tiled_timing);
     }
     const uint32_t tiles = fill_tile_starts(m, job, kWarpTexels);
     const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
@@ -1194,6 +1227,9 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
         case CudaDecodeVariant::full:
         case CudaDecodeVariant::warpgroup_4_blocks:  // launched above
         case CudaDecodeVariant::tensor_sampling_binary16:
+        case CudaDecodeVariant::tiled_without_activation:
+        case CudaDecodeVariant::tiled_without_stores:
+        case CudaDecodeVariant::tiled_without_sampling:
             break;
         case CudaDecodeVariant::full_3_blocks:
             return launch_grid_typed<kSmallK, kSmallMTiles, kFull3BlocksMinBlocks, true, kStagesFull>(m, job, tiles);
@@ -1319,6 +1355,12 @@ const char* to_string(CudaDecodeVariant variant) {
             return "warpgroup_4_blocks";
         case CudaDecodeVariant::tensor_sampling_binary16:
             return "tensor_sampling_binary16";
+        case CudaDecodeVariant::tiled_without_activation:
+            return "tiled_without_activation";
+        case CudaDecodeVariant::tiled_without_stores:
+            return "tiled_without_stores";
+        case CudaDecodeVariant::tiled_without_sampling:
+            return "tiled_without_sampling";
     }
     return "unknown";
 }

@@ -51,6 +51,11 @@ enum class CudaDecodeVariant {
     // kernel does not take (sizes that are not powers of two, levels finer than half the mip's resolution or more
     // than 16 times coarser, mips under 8 x 8) run the float32 warpgroup kernel.
     tensor_sampling_binary16,
+    // A breakdown of that tiled kernel's time: each runs it with one part of a tile's work left out, so that the time
+    // it saves is that part's cost (same conditions as tensor_sampling_binary16; values not the spec's, timing only):
+    tiled_without_activation,  // the hidden layers' activation and E4M3 rounding (their sums go on in fp16)
+    tiled_without_stores,      // the output stores (every value still computed, none written)
+    tiled_without_sampling,    // the sampling products (layer 0 reads the latent codes' raw bits instead)
 };
 const char* to_string(CudaDecodeVariant variant);
 

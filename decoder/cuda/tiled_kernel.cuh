@@ -48,6 +48,10 @@ constexpr uint32_t kPatternWeightBytes = 4 * kTileAChunkBytes;     // A of the s
 constexpr uint32_t kPatternBytes = kPatternWeightBytes + 8 * kTileCells;  // then (dx, dy) of each cell, int32
 constexpr uint32_t kTileBBytes = 4 * kTileBChunkBytes;
 
+// What a launch of the tiled kernel leaves out: nothing (the decoder), or one part of a tile's work for the timing
+// breakdown (CudaDecodeVariant::tiled_without_*, whose values are not the spec's).
+enum class TiledTiming { full, without_activation, without_stores, without_sampling };
+
 // The texel of tile row R = 16w + 8 side + g (g = 0 .. 7: the accumulator layout's row within warp w's 16):
 // (2 (g % 4) + side, 2w + g / 4).
 __host__ __device__ constexpr int tile_row_x(int r) {
@@ -216,8 +220,9 @@ __host__ __device__ constexpr uint64_t chunk_step(int n) {
 // the bias chunk, whose only input is 1 (`ones`: 1.0 in lane t = 0's low half, input 16 kChunks of rows g and g + 8)
 // and whose weights are the biases; the first product starts the sums (scale-d 0), so nothing sets the accumulators
 // up. Then y = acc * scale + bias for a layer with scales (params: 64 scales, 64 biases), the binary16 activation and
-// the E4M3 rounding into the next layer's fragments `out`.
-template <int kChunks, bool kScaled, bool kBiasChunk>
+// the E4M3 rounding into the next layer's fragments `out`; without kActivation (a timing breakdown only) the values go
+// on as fp16 (one conversion a pair instead of the activation, the rounding and the conversion back).
+template <int kChunks, bool kScaled, bool kBiasChunk, bool kActivation = true>
 __device__ __forceinline__ void tiled_hidden_layer(uint32_t (&in)[4][4], uint32_t ones, uint64_t b, const float* params,
                                                    uint32_t (&out)[4][4]) {
     float acc[32];
@@ -242,8 +247,15 @@ __device__ __forceinline__ void tiled_hidden_layer(uint32_t (&in)[4][4], uint32_
 #pragma unroll
             for (int e = 0; e < 4; ++e) y[e] = y[e] * ((e & 1) ? s.y : s.x) + ((e & 1) ? bias.y : bias.x);
         }
-        out[j / 2][2 * (j % 2)] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[0], y[1]));      // row g
-        out[j / 2][2 * (j % 2) + 1] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[2], y[3]));  // row g + 8
+        if constexpr (kActivation) {
+            out[j / 2][2 * (j % 2)] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[0], y[1]));      // row g
+            out[j / 2][2 * (j % 2) + 1] = fp8x2_to_half2(hgelu_clamped_binary16_codes(y[2], y[3]));  // row g + 8
+        } else {
+            const __half2 low = half2_satfinite(y[0], y[1]);
+            const __half2 high = half2_satfinite(y[2], y[3]);
+            out[j / 2][2 * (j % 2)] = *reinterpret_cast<const uint32_t*>(&low);
+            out[j / 2][2 * (j % 2) + 1] = *reinterpret_cast<const uint32_t*>(&high);
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-// The binary16 timing variants of the CUDA decoder (CudaDecodeVariant) against the spec's values: which variants they
-// are, and how far apart two decodes of the same pack are. Shared by the decoder test and its benchmark.
+// The timing variants of the CUDA decoder (CudaDecodeVariant): which are binary16 ones (values close to the spec's),
+// which the tiled kernel's breakdown and which need the warpgroup kernels, and how far apart two decodes of the same
+// pack are. Shared by the decoder test and its benchmark.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,18 @@ inline bool is_binary16_variant(CudaDecodeVariant variant) {
     return variant == CudaDecodeVariant::binary16_activation ||
            variant == CudaDecodeVariant::binary16_activation_and_sampling ||
            variant == CudaDecodeVariant::tensor_sampling_binary16;
+}
+
+// The tiled kernel's breakdown: timing only, values neither the spec's nor close to them.
+inline bool is_tiled_breakdown_variant(CudaDecodeVariant variant) {
+    return variant == CudaDecodeVariant::tiled_without_activation ||
+           variant == CudaDecodeVariant::tiled_without_stores || variant == CudaDecodeVariant::tiled_without_sampling;
+}
+
+// The variants that run only where the Hopper warpgroup kernels do (else invalid_argument).
+inline bool is_warpgroup_variant(CudaDecodeVariant variant) {
+    return variant == CudaDecodeVariant::warpgroup_4_blocks || variant == CudaDecodeVariant::tensor_sampling_binary16 ||
+           is_tiled_breakdown_variant(variant);
 }
 
 struct ValueDifference {

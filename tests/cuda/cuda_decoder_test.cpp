@@ -444,7 +444,9 @@ TEST(CudaDecoder, TimingVariantsRefuseBinary16Packs) {
     EXPECT_TRUE(gpu.decode_all_mips_to_device(device_out, CudaDecodeVariant::full).ok());
     for (CudaDecodeVariant variant :
          {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::binary16_activation_and_sampling,
-          CudaDecodeVariant::warpgroup_4_blocks, CudaDecodeVariant::tensor_sampling_binary16}) {
+          CudaDecodeVariant::warpgroup_4_blocks, CudaDecodeVariant::tensor_sampling_binary16,
+          CudaDecodeVariant::tiled_without_activation, CudaDecodeVariant::tiled_without_stores,
+          CudaDecodeVariant::tiled_without_sampling}) {
         const Status s = gpu.decode_all_mips_to_device(device_out, variant);
         EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant) << ": " << s.to_string();
     }
@@ -453,8 +455,9 @@ TEST(CudaDecoder, TimingVariantsRefuseBinary16Packs) {
 
 // The benchmark's timing variants run on the default-shape network and leave `full` untouched; full_3_blocks and
 // warpgroup_4_blocks give the spec's values, the binary16 ones (tensor_sampling_binary16 among them) values close to
-// them; the warpgroup ones run where the warpgroup kernel runs (else invalid_argument); networks wider than 64 have
-// none (invalid_argument).
+// them; tiled_without_stores writes nothing where the tiled kernel runs; the warpgroup ones (the tiled breakdown
+// among them) run where the warpgroup kernel runs (else invalid_argument); networks wider than 64 have none
+// (invalid_argument).
 TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const std::vector<ExactCase> cases = exact_cases();
@@ -472,11 +475,12 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
              {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::network_only, CudaDecodeVariant::matmul_only,
               CudaDecodeVariant::sampling_only, CudaDecodeVariant::binary16_activation,
               CudaDecodeVariant::binary16_activation_and_sampling, CudaDecodeVariant::warpgroup_4_blocks,
-              CudaDecodeVariant::tensor_sampling_binary16}) {
+              CudaDecodeVariant::tensor_sampling_binary16, CudaDecodeVariant::tiled_without_activation,
+              CudaDecodeVariant::tiled_without_stores, CudaDecodeVariant::tiled_without_sampling}) {
+            // NaN everywhere first: what a variant leaves unwritten stays NaN.
+            ASSERT_EQ(cudaMemset(device_out, 0xFF, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
             const Status s = gpu.decode_all_mips_to_device(device_out, variant);
-            const bool warpgroup_variant = variant == CudaDecodeVariant::warpgroup_4_blocks ||
-                                           variant == CudaDecodeVariant::tensor_sampling_binary16;
-            if (warpgroup_variant && !gpu.runs_warpgroup_kernel()) {
+            if (test::is_warpgroup_variant(variant) && !gpu.runs_warpgroup_kernel()) {
                 EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant);
                 continue;
             }
@@ -492,6 +496,20 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
                 ASSERT_EQ(cudaMemcpy(values.data(), device_out, values.size() * sizeof(float), cudaMemcpyDeviceToHost),
                           cudaSuccess);
                 binary16.emplace_back(variant, std::move(values));
+            }
+            if (variant == CudaDecodeVariant::tiled_without_stores) {
+                // Mip 0 of this pack is tiled: nothing written there. The other variants write every value.
+                std::vector<float> mip0(static_cast<size_t>(pack.material.mip_width(0)) *
+                                        static_cast<size_t>(pack.material.mip_height(0)) * pack.channels.size());
+                ASSERT_EQ(cudaMemcpy(mip0.data(), device_out, mip0.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                          cudaSuccess);
+                EXPECT_TRUE(std::all_of(mip0.begin(), mip0.end(), [](float v) { return std::isnan(v); }));
+            } else {
+                std::vector<float> values(gpu.device_output_floats());
+                ASSERT_EQ(cudaMemcpy(values.data(), device_out, values.size() * sizeof(float), cudaMemcpyDeviceToHost),
+                          cudaSuccess);
+                EXPECT_TRUE(std::none_of(values.begin(), values.end(), [](float v) { return std::isnan(v); }))
+                    << to_string(variant) << " left values unwritten";
             }
         }
         ASSERT_TRUE(gpu.decode_all_mips_to_device(device_out).ok());
