@@ -503,7 +503,8 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
                                         static_cast<size_t>(pack.material.mip_height(0)) * pack.channels.size());
                 ASSERT_EQ(cudaMemcpy(mip0.data(), device_out, mip0.size() * sizeof(float), cudaMemcpyDeviceToHost),
                           cudaSuccess);
-                EXPECT_TRUE(std::all_of(mip0.begin(), mip0.end(), [](float v) { return std::isnan(v); }));
+                const auto written = std::count_if(mip0.begin(), mip0.end(), [](float v) { return !std::isnan(v); });
+                EXPECT_EQ(written, 0) << "tiled_without_stores wrote " << written << " values of mip 0";
             } else {
                 std::vector<float> values(gpu.device_output_floats());
                 ASSERT_EQ(cudaMemcpy(values.data(), device_out, values.size() * sizeof(float), cudaMemcpyDeviceToHost),
