@@ -454,9 +454,11 @@ def _gpu_check_logs(w, results_dir):
 
 def _cuda_decoder_bench_from_gpu_check(results_dir):
     """The CUDA decoder benchmark's table from the newest *-gpu-check.txt or *-gpu-check-decoder.txt (the decoder
-    mode) that ran it: (file, machine line, parsed rows), or None."""
+    mode) that ran it: (file, machine line, parsed rows), or None. A whole table (with the timing variants' rows) is
+    preferred to a newer partial one: the check mode printed only the table's last 12 rows until 2026-12-02."""
     logs = glob.glob(os.path.join(results_dir, "*-gpu-check.txt")) + glob.glob(
         os.path.join(results_dir, "*-gpu-check-decoder.txt"))
+    partial = None
     for path in sorted(logs, key=os.path.basename, reverse=True):
         with open(path) as f:
             text = f.read()
@@ -470,8 +472,11 @@ def _cuda_decoder_bench_from_gpu_check(results_dir):
         if bench["rows"]:
             machine = next((line.split("machine:", 1)[1].strip() for line in text.splitlines()
                             if line.startswith("==") and "machine:" in line), "GPU machine")
-            return os.path.basename(path), machine, bench
-    return None
+            found = (os.path.basename(path), machine, bench)
+            if any(row["what"].startswith("variant ") for row in bench["rows"]):
+                return found
+            partial = partial or found
+    return partial
 
 
 def _speed(w, db, results_dir):

@@ -155,10 +155,34 @@ def test_series_names():
           "float32 unnamed: %s" % results_db.nmc_series(old, data))
 
 
+def test_cuda_decoder_table_choice():
+    # The newest GPU run with the whole CUDA decoder table (timing variants included) wins over a newer check-mode run
+    # that printed only the table's tail; with no whole table, the newest partial one is used.
+    import report
+    whole = ("== [0s] machine: GPU A\n== [1s] bench: CUDA decoder (x)\nheader\n"
+             "fp8    variant full_3_blocks                         4.404         5.08      19.6%\n"
+             "fp8    full decode, binary16, tiled kernel           1.514        14.78      56.8%\n== [2s] done\n")
+    tail = ("== [0s] machine: GPU B\n== [1s] bench: CUDA decoder (x)\n"
+            "fp8    full decode, binary16, tiled kernel           1.506        14.85      57.2%\n== [2s] done\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in (("20260101T0000-h200-gpu-check-decoder.txt", whole),
+                           ("20260102T0000-h200-gpu-check.txt", tail)):
+            with open(os.path.join(tmp, name), "w") as f:
+                f.write(text)
+        found = report._cuda_decoder_bench_from_gpu_check(tmp)
+        check(found is not None and found[0] == "20260101T0000-h200-gpu-check-decoder.txt" and
+              len(found[2]["rows"]) == 2, "whole table preferred: %s" % (found and found[0]))
+        os.remove(os.path.join(tmp, "20260101T0000-h200-gpu-check-decoder.txt"))
+        found = report._cuda_decoder_bench_from_gpu_check(tmp)
+        check(found is not None and found[0] == "20260102T0000-h200-gpu-check.txt" and found[1] == "GPU B",
+              "partial table as the fallback: %s" % (found and found[0]))
+
+
 if __name__ == "__main__":
     test_metrics()
     test_report()
     test_plot_styles()
     test_series_names()
+    test_cuda_decoder_table_choice()
     print("FAILED: %d" % len(FAILURES) if FAILURES else "ok")
     sys.exit(1 if FAILURES else 0)

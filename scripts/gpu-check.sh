@@ -71,7 +71,7 @@ fi
 # device tool copies shared/ only where the checkout has one: `mkdir shared && cp -r ../shared/materials
 # ../shared/baselines shared/` before the call; .gitignore keeps it out of git).
 if [ ! -e ../shared ] && [ -d shared ]; then ln -s "$PWD/shared" ../shared; fi
-if [ "$mode" = measure ] || [ "$mode" = all ] || [ "$mode" = sweep ]; then
+if [ "$mode" = check ] || [ "$mode" = measure ] || [ "$mode" = all ] || [ "$mode" = sweep ]; then
   if [ ! -d ../shared/materials ]; then
     echo "$0 $mode: no ../shared/materials (nor ./shared/materials): the $mode mode needs the shared materials" >&2
     exit 2
@@ -244,7 +244,8 @@ fi
 
 if [ -x build-gpu/bench/nmc_cuda_decoder_bench ]; then
   step "bench: CUDA decoder (4096x4096 default network, fp8 and fp16 paths, CPU ratio)"
-  build-gpu/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" | tail -12 || status=1
+  # The whole table (about 60 lines): the log is the one file every device call brings back.
+  build-gpu/bench/nmc_cuda_decoder_bench 2>&1 | tee "$out/cuda_decoder_bench.txt" || status=1
 fi
 
 if [ -x build-gpu/bench/nmc_fused_training_bench ] && [ -d ../shared/materials ]; then
