@@ -172,6 +172,12 @@ def test_cuda_decoder_table_choice():
         found = report._cuda_decoder_bench_from_gpu_check(tmp)
         check(found is not None and found[0] == "20260101T0000-h200-gpu-check-decoder.txt" and
               len(found[2]["rows"]) == 2, "whole table preferred: %s" % (found and found[0]))
+        with open(os.path.join(tmp, "20260103T0000-h200-gpu-check.txt"), "w") as f:
+            f.write(whole.replace("GPU A", "GPU C"))
+        found = report._cuda_decoder_bench_from_gpu_check(tmp)
+        check(found is not None and found[0] == "20260103T0000-h200-gpu-check.txt" and found[1] == "GPU C",
+              "the newest whole table: %s" % (found and found[0]))
+        os.remove(os.path.join(tmp, "20260103T0000-h200-gpu-check.txt"))
         os.remove(os.path.join(tmp, "20260101T0000-h200-gpu-check-decoder.txt"))
         found = report._cuda_decoder_bench_from_gpu_check(tmp)
         check(found is not None and found[0] == "20260102T0000-h200-gpu-check.txt" and found[1] == "GPU B",

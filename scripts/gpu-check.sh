@@ -2,7 +2,8 @@
 # Everything GPU-side in one call on the GPU machine (Ubuntu, nvcc, LibTorch from python3's torch, no
 # OpenImageIO): build with CUDA and the trainer, run the whole test suite with GPU tests required (a skip
 # is a failure there), then the benchmarks. Logs and results go to $OUT (or ./gpu-check-out).
-#   scripts/gpu-check.sh [check]   build, tests, decoder benchmarks, compress + validate of bench-materials/*
+#   scripts/gpu-check.sh [check]   build, tests, decoder benchmarks, compress + validate of bench-materials/*; needs
+#                                  the shared materials (./shared on the GPU machine, below)
 #   scripts/gpu-check.sh measure   build, then bench/run_benchmarks.py measure: nmc on every shared material at
 #                                  NTC's file sizes (--ntc-sizes) on the GPU -> $OUT/bench-h200-r<rate>.json;
 #                                  settings from NMC_MEASURE_RATES (5,2.5,10,1.5; RATE@STEPS sets one rate's
