@@ -151,7 +151,7 @@ if [ "$mode" = decoder ]; then
     # What binds the whole-mip decode: Nsight Compute on one launch of the kernel that decodes binary16 packs of the
     # default shape (the tiled kernel for hidden layers without scales, by its mangled name; NMC_NCU_KERNEL overrides
     # the pattern), after the benchmark's first launches.
-    kernel="${NMC_NCU_KERNEL:-decode_tiles_kernelILb0ELb.ELNS0_11TiledTimingE0E}"  # TiledTiming::full, not a breakdown
+    kernel="${NMC_NCU_KERNEL:-decode_tiles_kernelILb0ELb.ELNS0_11TiledTimingE0ELNS0_11TiledWidthsE0E}"  # full, 64-64-64
     step "ncu: $kernel"
     ncu --clock-control none --kernel-name-base mangled -k "regex:$kernel" --launch-skip 3 -c 1 \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \

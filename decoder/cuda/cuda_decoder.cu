@@ -435,15 +435,16 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 }
 
 // The tiled kernel (tiled_kernel.cuh): whole mips of binary16 packs of the default network's shape (F = 16, three
-// hidden layers all with scales or all without, a last layer with scales), and on float32 packs the timing variant
+// hidden layers all with scales or all without, a last layer with scales; hidden widths up to 64, computed as kWidths
+// says), and on float32 packs the timing variant
 // tensor_sampling_binary16, on the mips the host planned (tiled_mip_plan, launch_tiled): tiles of 8 x 8 texels,
 // job.tile_start counting them. The first job.pattern_count patterns are copied to shared memory after the model, then
 // two B buffers. kWrap: the pack's wrap addressing, else clamp. Writes job.out (no error sums). Built for 4 blocks a
 // multiprocessor (at most 128 registers a thread): 86 used, so 5 fit (up to 96 would), as many as shared memory
 // allows. Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers) measured slower:
 // docs/cuda-decoder.md, "The tiled kernel on tile classes". kTiming: the part of the work a timing breakdown leaves
-// out (TiledTiming::full: none).
-template <bool kHiddenScaled, bool kWrap, TiledTiming kTiming>
+// out (TiledTiming::full: none). kWidths: the hidden layers' widths it computes (TiledWidths).
+template <bool kHiddenScaled, bool kWrap, TiledTiming kTiming, TiledWidths kWidths>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {
     extern __shared__ __align__(128) uint8_t group_shared[];
@@ -546,12 +547,15 @@ __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
         uint32_t hidden2[4][4];
         float result[8];
         constexpr bool kActivation = kTiming != TiledTiming::without_activation;
-        tiled_hidden_layer<3, kHiddenScaled, false, kActivation>(in, ones, layer_b[0], layer_params[0], hidden1);
-        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled, kActivation>(hidden1, ones, layer_b[1], layer_params[1],
-                                                                          hidden2);
-        tiled_hidden_layer<4, kHiddenScaled, !kHiddenScaled, kActivation>(hidden2, ones, layer_b[2], layer_params[2],
-                                                                          hidden1);
-        tiled_last_layer(hidden1, layer_b[3], layer_params[3], result);
+        constexpr int kN0 = tiled_hidden_width(kWidths, 0);
+        constexpr int kN1 = tiled_hidden_width(kWidths, 1);
+        constexpr int kN2 = tiled_hidden_width(kWidths, 2);
+        tiled_hidden_layer<3, kN0, kHiddenScaled, false, kActivation>(in, ones, layer_b[0], layer_params[0], hidden1);
+        tiled_hidden_layer<kN0 / 16, kN1, kHiddenScaled, !kHiddenScaled, kActivation>(hidden1, ones, layer_b[1],
+                                                                                      layer_params[1], hidden2);
+        tiled_hidden_layer<kN1 / 16, kN2, kHiddenScaled, !kHiddenScaled, kActivation>(hidden2, ones, layer_b[2],
+                                                                                      layer_params[2], hidden1);
+        tiled_last_layer<kN2 / 16>(hidden1, layer_b[3], layer_params[3], result);
         // Rows g and g + 8: texels (x, y) and (x + 1, y) of the tile, x = 2 (g % 4) even (every tile lies inside its
         // mip): one 8-byte store a channel (the host checked job.out's alignment; planes and rows have even sizes).
         // The values are computed on every lane and only the stores are predicated, so that no store needs a branch.
@@ -690,10 +694,11 @@ struct DeviceModel {
     ModelDesc warpgroup_desc;
     // The tiled kernel's model (tiled_kernel.cuh): warpgroup_desc with the tiled weight layout (warpgroup_weights
     // with bias inputs and, for layer 0, tiled_features); only where tiled_ready (a warpgroup model of the default
-    // network's shape, F = 16). tiled_mips: each mip's plan (tiled_mip_plan), its patterns in tiled_patterns (device
-    // copies, kPatternBytes each).
+    // network's shape, F = 16); tiled_widths: the hidden widths its kernel computes. tiled_mips: each mip's plan
+    // (tiled_mip_plan), its patterns in tiled_patterns (device copies, kPatternBytes each).
     bool tiled_ready = false;
     bool tiled_hidden_scaled = false;
+    TiledWidths tiled_widths = TiledWidths::w64_64_64;
     ModelDesc tiled_desc;
     std::vector<TiledMipPlan> tiled_mips;
     std::vector<const uint8_t*> tiled_patterns;
@@ -1095,11 +1100,12 @@ Status launch_grid_warpgroup(const DeviceModel& m, GridJob job) {
 }
 
 // The tiled kernel for a pack's layers (hidden layers with or without scales) and addressing (wrap or clamp).
-template <TiledTiming kTiming>
+template <TiledTiming kTiming, TiledWidths kWidths = TiledWidths::w64_64_64>
 auto tiled_kernel(bool hidden_scaled, bool wrap) {
-    return hidden_scaled
-               ? (wrap ? decode_tiles_kernel<true, true, kTiming> : decode_tiles_kernel<true, false, kTiming>)
-               : (wrap ? decode_tiles_kernel<false, true, kTiming> : decode_tiles_kernel<false, false, kTiming>);
+    return hidden_scaled ? (wrap ? decode_tiles_kernel<true, true, kTiming, kWidths>
+                                 : decode_tiles_kernel<true, false, kTiming, kWidths>)
+                         : (wrap ? decode_tiles_kernel<false, true, kTiming, kWidths>
+                                 : decode_tiles_kernel<false, false, kTiming, kWidths>);
 }
 
 // The tiled kernel over the job's mips that it takes (tiled_mip_plan), consecutive ones in one launch while their
@@ -1157,11 +1163,14 @@ Status launch_tiled(const DeviceModel& m, const GridJob& job, TiledTiming timing
         for (size_t i = 0; i < slots.size(); ++i) tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
         const bool scaled = m.tiled_hidden_scaled;
         const bool wrap = m.desc.wrap != 0;
+        // The timing breakdowns are built for the default widths only (launch_grid checks).
         const auto kernel =
-            timing == TiledTiming::without_activation ? tiled_kernel<TiledTiming::without_activation>(scaled, wrap)
-            : timing == TiledTiming::without_stores   ? tiled_kernel<TiledTiming::without_stores>(scaled, wrap)
-            : timing == TiledTiming::without_sampling ? tiled_kernel<TiledTiming::without_sampling>(scaled, wrap)
-                                                      : tiled_kernel<TiledTiming::full>(scaled, wrap);
+            m.tiled_widths == TiledWidths::w64_48_32
+                ? tiled_kernel<TiledTiming::full, TiledWidths::w64_48_32>(scaled, wrap)
+            : timing == TiledTiming::without_activation ? tiled_kernel<TiledTiming::without_activation>(scaled, wrap)
+            : timing == TiledTiming::without_stores     ? tiled_kernel<TiledTiming::without_stores>(scaled, wrap)
+            : timing == TiledTiming::without_sampling   ? tiled_kernel<TiledTiming::without_sampling>(scaled, wrap)
+                                                        : tiled_kernel<TiledTiming::full>(scaled, wrap);
         const size_t smem = model_shared_bytes(m.tiled_desc) + slots.size() * kPatternBytes + 2 * kTileBBytes;
         const std::lock_guard<std::mutex> lock(m.tiled_tickets_mutex);
         tiled.tile_tickets = m.tiled_tickets;
@@ -1216,6 +1225,9 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
                     std::string("timing variant ") + to_string(variant) +
                         " needs the warpgroup kernel (compute capability 9.0, sm_90a code in this build, a network of "
                         "widths <= 64), F = 16 and the default network's shape"};
+        if (tiled_timing != TiledTiming::full && m.tiled_widths != TiledWidths::w64_64_64)
+            return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
+                                                      " is built for hidden layers 64-64-64 (the default network)"};
         return launch_tiled(m, job, tiled_timing);
     }
     const uint32_t tiles = fill_tile_starts(m, job, kWarpTexels);
@@ -1560,6 +1572,11 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
             model->tiled_mips = std::move(plans);
             model->tiled_ready = true;
             model->tiled_hidden_scaled = scaled;
+            // NTC 0.9's widths or narrower: the kernel that leaves the padding out.
+            model->tiled_widths = layers[1].output_width <= tiled_hidden_width(TiledWidths::w64_48_32, 1) &&
+                                          layers[2].output_width <= tiled_hidden_width(TiledWidths::w64_48_32, 2)
+                                      ? TiledWidths::w64_48_32
+                                      : TiledWidths::w64_64_64;
         } else {
             cudaGetLastError();
         }

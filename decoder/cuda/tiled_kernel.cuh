@@ -48,6 +48,21 @@ constexpr uint32_t kPatternWeightBytes = 4 * kTileAChunkBytes;     // A of the s
 constexpr uint32_t kPatternBytes = kPatternWeightBytes + 8 * kTileCells;  // then (dx, dy) of each cell, int32
 constexpr uint32_t kTileBBytes = 4 * kTileBChunkBytes;
 
+// The hidden layers' widths a tiled kernel is built for: the default network's 64-64-64, or NTC 0.9's 64-48-32 (`nmc
+// compress --hidden-layers 64,48,32`; any narrower widths too). Both read the pack's weights as the host lays them out,
+// padded to 64 (warpgroup_weights); the narrow kernel leaves the padding out of its products (layer 1 has 48 outputs,
+// layer 2 48 inputs and 32 outputs, the last layer 32 inputs). That changes no sum: a padded output is 0 after the
+// activation (zero weights, zero bias, hgelu(0) = 0) and a padded input's weights are 0.
+enum class TiledWidths { w64_64_64, w64_48_32 };
+
+// Outputs of hidden layer `layer` (0 .. 2) in a kernel built for `widths`.
+__host__ __device__ constexpr int tiled_hidden_width(TiledWidths widths, int layer) {
+    return widths == TiledWidths::w64_64_64 || layer == 0 ? 64 : layer == 1 ? 48 : 32;
+}
+
+// The bias chunk of layers 1 and 2 without scales: after their four (padded) K chunks, whatever the widths.
+constexpr int kTiledBiasChunk = 4;
+
 // What a launch of the tiled kernel leaves out: nothing (the decoder), or one part of a tile's work for the timing
 // breakdown (CudaDecodeVariant::tiled_without_*, whose values are not the spec's).
 enum class TiledTiming { full, without_activation, without_stores, without_sampling };
@@ -216,30 +231,31 @@ __host__ __device__ constexpr uint64_t chunk_step(int n) {
     return static_cast<uint64_t>(n) * kChunkBytes / 16u;
 }
 
-// One hidden layer of the tiled kernel (64 outputs) on the A fragments `in`: kChunks K chunks, then, with kBiasChunk,
-// the bias chunk, whose only input is 1 (`ones`: 1.0 in lane t = 0's low half, input 16 kChunks of rows g and g + 8)
-// and whose weights are the biases; the first product starts the sums (scale-d 0), so nothing sets the accumulators
-// up. Then y = acc * scale + bias for a layer with scales (params: 64 scales, 64 biases), the binary16 activation and
-// the E4M3 rounding into the next layer's fragments `out`; without kActivation (a timing breakdown only) the values go
-// on as fp16 (one conversion a pair instead of the activation, the rounding and the conversion back).
-template <int kChunks, bool kScaled, bool kBiasChunk, bool kActivation = true>
+// One hidden layer of the tiled kernel (kN outputs: 64, 48 or 32) on the A fragments `in`: kChunks K chunks, then,
+// with kBiasChunk, the bias chunk (kTiledBiasChunk in the padded layout), whose only input is 1 (`ones`: 1.0 in lane t
+// = 0's low half, input 16 kChunks of rows g and g + 8) and whose weights are the biases; the first product starts the
+// sums (scale-d 0), so nothing sets the accumulators up. Then y = acc * scale + bias for a layer with scales (params:
+// 64 scales, 64 biases), the binary16 activation and the E4M3 rounding into the next layer's fragments `out`; without
+// kActivation (a timing breakdown only) the values go on as fp16 (one conversion a pair instead of the activation, the
+// rounding and the conversion back). `out` gets K chunks 0 .. kN / 16 - 1 of the next layer.
+template <int kChunks, int kN, bool kScaled, bool kBiasChunk, bool kActivation = true>
 __device__ __forceinline__ void tiled_hidden_layer(uint32_t (&in)[4][4], uint32_t ones, uint64_t b, const float* params,
                                                    uint32_t (&out)[4][4]) {
-    float acc[32];
+    float acc[kN / 2];
     uint32_t bias_input[1][4] = {{ones, ones, 0u, 0u}};
     // The A registers are written before the fence (else ptxas adds a warpgroup.arrive of its own).
     wgmma_fence_operands(in);
     if constexpr (kBiasChunk) wgmma_fence_operands(bias_input);
     wgmma_fence();
-    wgmma_fp16<64, false>(acc, in[0], b);
+    wgmma_fp16<kN, false>(acc, in[0], b);
 #pragma unroll
-    for (int kc = 1; kc < kChunks; ++kc) wgmma_fp16<64>(acc, in[kc], b + kc * chunk_step(64));
-    if constexpr (kBiasChunk) wgmma_fp16<64>(acc, bias_input[0], b + kChunks * chunk_step(64));
+    for (int kc = 1; kc < kChunks; ++kc) wgmma_fp16<kN>(acc, in[kc], b + kc * chunk_step(64));
+    if constexpr (kBiasChunk) wgmma_fp16<kN>(acc, bias_input[0], b + kTiledBiasChunk * chunk_step(64));
     wgmma_commit_and_wait();
     wgmma_fence_operands(acc);
     const int t = static_cast<int>(threadIdx.x) & 3;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < kN / 8; ++j) {
         float y[4] = {acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]};
         if constexpr (kScaled) {
             const float2 s = *reinterpret_cast<const float2*>(params + 8 * j + 2 * t);
@@ -259,8 +275,9 @@ __device__ __forceinline__ void tiled_hidden_layer(uint32_t (&in)[4][4], uint32_
     }
 }
 
-// The last layer (16 padded outputs, with scales: params 16 scales, 16 biases): result[4j + e] = y of channel
-// 8j + 2t + (e & 1), row g + 8 (e >> 1), as warpgroup_layer.
+// The last layer (kChunks K chunks, 16 padded outputs, with scales: params 16 scales, 16 biases): result[4j + e] = y
+// of channel 8j + 2t + (e & 1), row g + 8 (e >> 1), as warpgroup_layer.
+template <int kChunks>
 __device__ __forceinline__ void tiled_last_layer(uint32_t (&in)[4][4], uint64_t b, const float* params,
                                                  float (&result)[8]) {
     float acc[8];
@@ -268,7 +285,7 @@ __device__ __forceinline__ void tiled_last_layer(uint32_t (&in)[4][4], uint64_t 
     wgmma_fence();
     wgmma_fp16<16, false>(acc, in[0], b);
 #pragma unroll
-    for (int kc = 1; kc < 4; ++kc) wgmma_fp16<16>(acc, in[kc], b + kc * chunk_step(16));
+    for (int kc = 1; kc < kChunks; ++kc) wgmma_fp16<16>(acc, in[kc], b + kc * chunk_step(16));
     wgmma_commit_and_wait();
     wgmma_fence_operands(acc);
     const int t = static_cast<int>(threadIdx.x) & 3;

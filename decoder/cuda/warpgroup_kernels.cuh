@@ -95,15 +95,23 @@ __device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[kChunks][4]) 
 #define NMC_WGMMA_D32                                                                                            \
     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
     "%23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define NMC_WGMMA_D16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define NMC_WGMMA_D24                                                                                            \
+    "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+    "%23}"
 #define NMC_WGMMA_OUT8(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-#define NMC_WGMMA_OUT32(d)                                                                                      \
+#define NMC_WGMMA_OUT16(d)                                                                                      \
     NMC_WGMMA_OUT8(d), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), \
-        "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), \
-        "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), \
+        "+f"(d[15])
+#define NMC_WGMMA_OUT24(d)                                                                                         \
+    NMC_WGMMA_OUT16(d), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), \
+        "+f"(d[23])
+#define NMC_WGMMA_OUT32(d)                                                                                         \
+    NMC_WGMMA_OUT24(d), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), \
         "+f"(d[31])
 
-// d = (kAccumulate ? d : 0) + A (64 x 16 fp16, registers) * B (descriptor, K-major: no transpose), N = 64 or 16
-// (scale-d = kAccumulate).
+// d = (kAccumulate ? d : 0) + A (64 x 16 fp16, registers) * B (descriptor, K-major: no transpose), N = 64 (hidden
+// layers), 48 or 32 (the tiled kernel's NTC 0.9 widths) or 16 (the last layer) (scale-d = kAccumulate).
 template <int kN, bool kAccumulate = true>
 __device__ __forceinline__ void wgmma_fp16(float (&d)[kN / 2], const uint32_t (&a)[4], uint64_t b) {
 #if NMC_HAS_WGMMA
@@ -114,8 +122,22 @@ __device__ __forceinline__ void wgmma_fp16(float (&d)[kN / 2], const uint32_t (&
             ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
             : NMC_WGMMA_OUT32(d)
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
+    } else if constexpr (kN == 48) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 " NMC_WGMMA_D24
+            ", {%24, %25, %26, %27}, %28, p, 1, 1, 0;\n}\n"
+            : NMC_WGMMA_OUT24(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
+    } else if constexpr (kN == 32) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " NMC_WGMMA_D16
+            ", {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+            : NMC_WGMMA_OUT16(d)
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
     } else {
-        static_assert(kN == 16, "N is 64 (hidden layers) or 16 (the last layer)");
+        static_assert(kN == 16, "N is 64, 48, 32 or 16");
         asm volatile(
             "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
             "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8
@@ -147,8 +169,12 @@ __device__ __forceinline__ void wgmma_fp16_shared_n16(float (&d)[8], uint64_t a,
 }
 
 #undef NMC_WGMMA_D8
+#undef NMC_WGMMA_D16
+#undef NMC_WGMMA_D24
 #undef NMC_WGMMA_D32
 #undef NMC_WGMMA_OUT8
+#undef NMC_WGMMA_OUT16
+#undef NMC_WGMMA_OUT24
 #undef NMC_WGMMA_OUT32
 
 // A pair of E4M3 codes (low byte first) of spec 8.6's rounding of (a, b), as the fp16x2 A-operand register (exact).

@@ -114,6 +114,11 @@ std::vector<ExactCase> exact_cases() {
     cases.push_back({"wide network 128-96", wide});
     cases.push_back({"default shape unscaled 128x64 clamp, two levels", production_shape()});
     cases.push_back({"default shape unscaled 64x64 wrap, grid scale 8, two levels", production_classes_shape()});
+    // NTC 0.9's hidden widths: the tiled kernel that leaves the padding out (TiledWidths::w64_48_32).
+    RandomPackOptions narrow = production_shape();
+    narrow.hidden_widths = {64, 48, 32};
+    narrow.seed = 10;
+    cases.push_back({"NTC 0.9 widths 64-48-32 unscaled 128x64 clamp, two levels", narrow});
     return cases;
 }
 
@@ -447,6 +452,29 @@ TEST(CudaDecoder, TimingVariantsRefuseBinary16Packs) {
          {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::binary16_activation_and_sampling,
           CudaDecodeVariant::warpgroup_4_blocks, CudaDecodeVariant::tensor_sampling_binary16,
           CudaDecodeVariant::tiled_without_activation, CudaDecodeVariant::tiled_without_stores,
+          CudaDecodeVariant::tiled_without_sampling}) {
+        const Status s = gpu.decode_all_mips_to_device(device_out, variant);
+        EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant) << ": " << s.to_string();
+    }
+    cudaFree(device_out);
+}
+
+// The tiled kernel's breakdown variants are built for the default widths (64-64-64): a float32 pack of NTC 0.9's
+// widths has none (invalid_argument), while tensor_sampling_binary16 runs, on the kernel for its widths (whose values
+// ExactSumsEqualCpuBitForBitOnEveryMipAndPath checks on the binary16 pack). Only where the tiled kernel runs.
+TEST(CudaDecoder, TiledBreakdownVariantsRefuseOtherWidths) {
+    if (!require_device()) GTEST_SKIP() << "no CUDA device";
+    const std::vector<ExactCase> cases = exact_cases();
+    const ExactCase& narrow = cases.back();
+    ASSERT_EQ(narrow.options.hidden_widths, (std::vector<int>{64, 48, 32})) << narrow.name;
+    const Pack pack = make_pack(narrow.options, Arithmetic::float32);
+    const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::automatic);
+    if (!gpu.runs_warpgroup_kernel()) GTEST_SKIP() << "no tiled kernel on this device or build";
+    float* device_out = nullptr;
+    ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
+    EXPECT_TRUE(gpu.decode_all_mips_to_device(device_out, CudaDecodeVariant::tensor_sampling_binary16).ok());
+    for (CudaDecodeVariant variant :
+         {CudaDecodeVariant::tiled_without_activation, CudaDecodeVariant::tiled_without_stores,
           CudaDecodeVariant::tiled_without_sampling}) {
         const Status s = gpu.decode_all_mips_to_device(device_out, variant);
         EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant) << ": " << s.to_string();
