@@ -1115,6 +1115,10 @@ auto tiled_kernel(bool hidden_scaled, bool wrap) {
 // two-level latents: mips 0 and 1) 4, four 3. Fewer mips a launch would trade that for more launches and tails.
 // `timing`: the decoder, or one of its timing breakdowns.
 Status launch_tiled(const DeviceModel& m, const GridJob& job, TiledTiming timing = TiledTiming::full) {
+    if (timing != TiledTiming::full && m.tiled_widths != TiledWidths::w64_64_64)
+        return {StatusCode::invalid_argument,
+                "the tiled kernel's timing breakdowns are built for hidden layers "
+                "64-64-64 (the default network)"};
     // The tiled kernel writes texel pairs with 8-byte stores: a mip whose planes do not start 8-byte aligned (an odd
     // offset into the caller's buffer, or an odd number of floats in the mips before it: an odd size times an odd
     // channel count) takes the warpgroup kernel. Rows and planes of tiled mips have even sizes.
@@ -1163,7 +1167,7 @@ Status launch_tiled(const DeviceModel& m, const GridJob& job, TiledTiming timing
         for (size_t i = 0; i < slots.size(); ++i) tiled.patterns[i] = m.tiled_patterns[static_cast<size_t>(slots[i])];
         const bool scaled = m.tiled_hidden_scaled;
         const bool wrap = m.desc.wrap != 0;
-        // The timing breakdowns are built for the default widths only (launch_grid checks).
+        // The timing breakdowns are built for the default widths only (checked above).
         const auto kernel =
             m.tiled_widths == TiledWidths::w64_48_32
                 ? tiled_kernel<TiledTiming::full, TiledWidths::w64_48_32>(scaled, wrap)
@@ -1225,10 +1229,7 @@ Status launch_grid(const DeviceModel& m, GridJob job, CudaDecodeVariant variant 
                     std::string("timing variant ") + to_string(variant) +
                         " needs the warpgroup kernel (compute capability 9.0, sm_90a code in this build, a network of "
                         "widths <= 64), F = 16 and the default network's shape"};
-        if (tiled_timing != TiledTiming::full && m.tiled_widths != TiledWidths::w64_64_64)
-            return {StatusCode::invalid_argument, std::string("timing variant ") + to_string(variant) +
-                                                      " is built for hidden layers 64-64-64 (the default network)"};
-        return launch_tiled(m, job, tiled_timing);
+        return launch_tiled(m, job, tiled_timing);  // invalid_argument for a breakdown of other widths
     }
     const uint32_t tiles = fill_tile_starts(m, job, kWarpTexels);
     const bool fast_shared = m.max_k == kSmallK && use_shared_weights(m);
@@ -1540,7 +1541,7 @@ Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptio
         for (int l = 0; l < 4; ++l) {
             const bool last = l == 3;
             const int chunks = l == 0 ? 3 : last || scaled ? 4 : 5;
-            const int bias_input = last || scaled ? -1 : l == 0 ? kTiledBiasInput : 64;
+            const int bias_input = last || scaled ? -1 : l == 0 ? kTiledBiasInput : 16 * kTiledBiasChunk;
             td.layers[l].weight_offset = static_cast<uint32_t>(tiled.size());
             const std::vector<uint8_t> bytes =
                 warpgroup_weights(layers[static_cast<size_t>(l)], last, chunks, bias_input, l == 0);

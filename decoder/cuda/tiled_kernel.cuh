@@ -233,11 +233,11 @@ __host__ __device__ constexpr uint64_t chunk_step(int n) {
 
 // One hidden layer of the tiled kernel (kN outputs: 64, 48 or 32) on the A fragments `in`: kChunks K chunks, then,
 // with kBiasChunk, the bias chunk (kTiledBiasChunk in the padded layout), whose only input is 1 (`ones`: 1.0 in lane t
-// = 0's low half, input 16 kChunks of rows g and g + 8) and whose weights are the biases; the first product starts the
-// sums (scale-d 0), so nothing sets the accumulators up. Then y = acc * scale + bias for a layer with scales (params:
-// 64 scales, 64 biases), the binary16 activation and the E4M3 rounding into the next layer's fragments `out`; without
-// kActivation (a timing breakdown only) the values go on as fp16 (one conversion a pair instead of the activation, the
-// rounding and the conversion back). `out` gets K chunks 0 .. kN / 16 - 1 of the next layer.
+// = 0's low half, input 16 kTiledBiasChunk of rows g and g + 8) and whose weights are the biases; the first product
+// starts the sums (scale-d 0), so nothing sets the accumulators up. Then y = acc * scale + bias for a layer with scales
+// (params: 64 scales, 64 biases), the binary16 activation and the E4M3 rounding into the next layer's fragments `out`;
+// without kActivation (a timing breakdown only) the values go on as fp16 (one conversion a pair instead of the
+// activation, the rounding and the conversion back). `out` gets K chunks 0 .. kN / 16 - 1 of the next layer.
 template <int kChunks, int kN, bool kScaled, bool kBiasChunk, bool kActivation = true>
 __device__ __forceinline__ void tiled_hidden_layer(uint32_t (&in)[4][4], uint32_t ones, uint64_t b, const float* params,
                                                    uint32_t (&out)[4][4]) {

@@ -119,6 +119,10 @@ std::vector<ExactCase> exact_cases() {
     narrow.hidden_widths = {64, 48, 32};
     narrow.seed = 10;
     cases.push_back({"NTC 0.9 widths 64-48-32 unscaled 128x64 clamp, two levels", narrow});
+    RandomPackOptions narrow_scaled = narrow;  // the same kernel's epilogue with scales
+    narrow_scaled.e4m3_scales = true;
+    narrow_scaled.seed = 12;
+    cases.push_back({"NTC 0.9 widths 64-48-32 with E4M3 scales", narrow_scaled});
     return cases;
 }
 
@@ -465,7 +469,7 @@ TEST(CudaDecoder, TimingVariantsRefuseBinary16Packs) {
 TEST(CudaDecoder, TiledBreakdownVariantsRefuseOtherWidths) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
     const std::vector<ExactCase> cases = exact_cases();
-    const ExactCase& narrow = cases.back();
+    const ExactCase& narrow = cases[cases.size() - 2];  // the unscaled one
     ASSERT_EQ(narrow.options.hidden_widths, (std::vector<int>{64, 48, 32})) << narrow.name;
     const Pack pack = make_pack(narrow.options, Arithmetic::float32);
     const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::automatic);
