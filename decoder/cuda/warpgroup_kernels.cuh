@@ -110,40 +110,30 @@ __device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[kChunks][4]) 
     NMC_WGMMA_OUT24(d), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), \
         "+f"(d[31])
 
+// wgmma_fp16's instruction for N columns, on its d, a, b and kAccumulate: the N / 2 accumulators are operands %0 ..,
+// then A's four registers (A0 .. A3), the descriptor (B) and the scale-d immediate (SCALE_D).
+#define NMC_WGMMA_FP16_RS(N, D, OUT, A0, A1, A2, A3, B, SCALE_D)                                                      \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #SCALE_D                                                        \
+                 ", 0;\n"                                                                                             \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.f16.f16 " D ", {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 \
+                 "}, %" #B ", p, 1, 1, 0;\n}\n"                                                                       \
+                 : OUT(d)                                                                                             \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0))
+
 // d = (kAccumulate ? d : 0) + A (64 x 16 fp16, registers) * B (descriptor, K-major: no transpose), N = 64 (hidden
 // layers), 48 or 32 (the tiled kernel's NTC 0.9 widths) or 16 (the last layer) (scale-d = kAccumulate).
 template <int kN, bool kAccumulate = true>
 __device__ __forceinline__ void wgmma_fp16(float (&d)[kN / 2], const uint32_t (&a)[4], uint64_t b) {
 #if NMC_HAS_WGMMA
     if constexpr (kN == 64) {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " NMC_WGMMA_D32
-            ", {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
-            : NMC_WGMMA_OUT32(d)
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
+        NMC_WGMMA_FP16_RS(64, NMC_WGMMA_D32, NMC_WGMMA_OUT32, 32, 33, 34, 35, 36, 37);
     } else if constexpr (kN == 48) {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 " NMC_WGMMA_D24
-            ", {%24, %25, %26, %27}, %28, p, 1, 1, 0;\n}\n"
-            : NMC_WGMMA_OUT24(d)
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
+        NMC_WGMMA_FP16_RS(48, NMC_WGMMA_D24, NMC_WGMMA_OUT24, 24, 25, 26, 27, 28, 29);
     } else if constexpr (kN == 32) {
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " NMC_WGMMA_D16
-            ", {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
-            : NMC_WGMMA_OUT16(d)
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
+        NMC_WGMMA_FP16_RS(32, NMC_WGMMA_D16, NMC_WGMMA_OUT16, 16, 17, 18, 19, 20, 21);
     } else {
         static_assert(kN == 16, "N is 64, 48, 32 or 16");
-        asm volatile(
-            "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
-            "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 " NMC_WGMMA_D8
-            ", {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
-            : NMC_WGMMA_OUT8(d)
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kAccumulate ? 1 : 0));
+        NMC_WGMMA_FP16_RS(16, NMC_WGMMA_D8, NMC_WGMMA_OUT8, 8, 9, 10, 11, 12, 13);
     }
 #else
     (void)d, (void)a, (void)b;
@@ -176,6 +166,7 @@ __device__ __forceinline__ void wgmma_fp16_shared_n16(float (&d)[8], uint64_t a,
 #undef NMC_WGMMA_OUT16
 #undef NMC_WGMMA_OUT24
 #undef NMC_WGMMA_OUT32
+#undef NMC_WGMMA_FP16_RS
 
 // A pair of E4M3 codes (low byte first) of spec 8.6's rounding of (a, b), as the fp16x2 A-operand register (exact).
 __device__ __forceinline__ uint32_t fp8_rounded_half2(float a, float b) {
