@@ -115,7 +115,8 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
         ->check(CLI::IsMember({"source", "png", "exr", "tga"}));
     cmd->add_option("--suffix", options->suffix, "Inserted before each file's extension, e.g. _decoded");
     cmd->add_flag("--mips", options->all_mips, "Also write every mip level (<name>_mip<N>.<ext>)");
-    cmd->add_option("--device", options->device, "Decoder: cpu, cuda or cuda:N (builds with the CUDA decoder)");
+    cmd->add_option("--device", options->device,
+                    "Decoder: cpu, cuda[:N] (builds with the CUDA decoder) or vulkan[:N] (builds with the Vulkan runtime)");
     cmd->add_option("--threads", options->threads, "Decoder threads (0: all cores)")->check(CLI::Range(0, 1024));
     cmd->add_flag("-f,--force", options->force, "Overwrite existing files");
     cmd->callback([options, &globals, &exit_code] { exit_code = run_decompress(*options, globals); });

@@ -114,7 +114,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit
     cmd->add_option("--diff", o->validation.diff_dir, "Write per-texture error heat maps (PNG) to this folder");
     cmd->add_flag("-f,--force", o->validation.overwrite, "Heat maps may overwrite existing files");
     cmd->add_option("--device", o->validation.decoder.device,
-                    "Decoder: cpu, cuda or cuda:N (builds with the CUDA decoder); the PSNR is the same definition");
+                    "Decoder: cpu, cuda[:N] (builds with the CUDA decoder) or vulkan[:N] (builds with the Vulkan "
+                    "runtime); the PSNR is the same definition");
     cmd->add_option("--threads", o->validation.decoder.threads, "Decoder threads (0: all cores)")
         ->check(CLI::Range(0, 1024));
     cmd->callback([o, &globals, &exit_code] { exit_code = run_validate(*o, globals); });

@@ -94,6 +94,25 @@ if(NOT NMC_WITH_CUDA STREQUAL "OFF")
   endif()
 endif()
 
+# ---- Vulkan (the runtime: headers and glslangValidator at build time; the loader is opened at run time) -----
+set(NMC_VULKAN_ENABLED OFF)
+set(NMC_VULKAN_DETAIL "")
+if(NOT NMC_WITH_VULKAN STREQUAL "OFF")
+  find_path(NMC_VULKAN_INCLUDE_DIR vulkan/vulkan.h)
+  find_program(NMC_GLSLANG_VALIDATOR glslangValidator)
+  if(NMC_VULKAN_INCLUDE_DIR AND NMC_GLSLANG_VALIDATOR)
+    set(NMC_VULKAN_ENABLED ON)
+    set(NMC_VULKAN_DETAIL "(${NMC_VULKAN_INCLUDE_DIR}/vulkan, ${NMC_GLSLANG_VALIDATOR})")
+  elseif(NMC_WITH_VULKAN STREQUAL "ON")
+    message(FATAL_ERROR "NMC_WITH_VULKAN=ON but the Vulkan headers (vulkan/vulkan.h: ${NMC_VULKAN_INCLUDE_DIR}) or "
+                        "glslangValidator (${NMC_GLSLANG_VALIDATOR}) were not found. Install them (Debian/Ubuntu: "
+                        "apt-get install libvulkan-dev glslang-tools) or configure with -DNMC_WITH_VULKAN=OFF; "
+                        "--device vulkan is then unavailable.")
+  else()
+    set(NMC_VULKAN_DETAIL "(no Vulkan headers or glslangValidator: apt-get install libvulkan-dev glslang-tools)")
+  endif()
+endif()
+
 if(NMC_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

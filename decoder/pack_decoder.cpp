@@ -1,4 +1,5 @@
-// Decoder selection by device string; the CUDA decoder is compiled in only when the build has it.
+// Decoder selection by device string; the CUDA decoder and the Vulkan runtime are compiled in only when the build has
+// them.
 #include "decoder/pack_decoder.h"
 
 #include <optional>
@@ -8,6 +9,9 @@
 #if NMC_HAS_CUDA_DECODER
 #include "decoder/cuda/cuda_decoder.h"
 #include "decoder/cuda/cuda_device.h"
+#endif
+#if NMC_HAS_VULKAN_DECODER
+#include "runtime/vulkan/vulkan_decoder.h"
 #endif
 
 namespace nmc {
@@ -30,35 +34,86 @@ private:
 };
 #endif
 
-}  // namespace
-
-bool cuda_decoder_built() { return NMC_HAS_CUDA_DECODER != 0; }
-
-Result<std::unique_ptr<PackDecoder>> create_pack_decoder(const Pack& pack, const PackDecoderOptions& options) {
-    const std::optional<int> parsed = cuda_index_of_device(options.device);
-    if (!parsed)
-        return Status(StatusCode::invalid_argument, "--device " + options.device + ": expected cpu, cuda or cuda:N");
-    const int cuda_index = *parsed;
-    if (cuda_index < 0) {
-        CpuDecoderOptions cpu_options;
-        cpu_options.threads = options.threads;
-        auto decoder = CpuDecoder::create(pack, cpu_options);
-        if (!decoder.ok()) return decoder.status();
-        return std::unique_ptr<PackDecoder>(std::make_unique<CpuPackDecoder>(std::move(decoder).value()));
+#if NMC_HAS_VULKAN_DECODER
+class VulkanPackDecoder final : public PackDecoder {
+public:
+    explicit VulkanPackDecoder(VulkanDecoder decoder) : decoder_(std::move(decoder)) {}
+    Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const override {
+        return decoder_.decode_mip_channels(mip, out);
     }
+    Result<Image> decode_texture(int texture, int mip) const override { return decoder_.decode_texture(texture, mip); }
+    std::string description() const override {
+        return "Vulkan device " + std::to_string(decoder_.device().index) + " (" + decoder_.device().name + ")";
+    }
+
+private:
+    VulkanDecoder decoder_;
+};
+#endif
+
+Result<std::unique_ptr<PackDecoder>> create_cuda_decoder(const Pack& pack, const PackDecoderOptions& options,
+                                                         int index) {
 #if NMC_HAS_CUDA_DECODER
-    if (cuda_index >= cuda_device_count())
+    if (index >= cuda_device_count())
         return Status(StatusCode::backend_unavailable, "--device " + options.device + ": no such CUDA device (" +
                                                            std::to_string(cuda_device_count()) + " found)");
     CudaDecoderOptions cuda_options;
-    cuda_options.device = cuda_index;
+    cuda_options.device = index;
     auto decoder = CudaDecoder::create(pack, cuda_options);
     if (!decoder.ok()) return decoder.status();
     return std::unique_ptr<PackDecoder>(std::make_unique<CudaPackDecoder>(std::move(decoder).value()));
 #else
+    (void)pack;
+    (void)index;
     return Status(StatusCode::backend_unavailable,
                   "--device " + options.device + ": this build has no CUDA decoder (use --device cpu)");
 #endif
+}
+
+Result<std::unique_ptr<PackDecoder>> create_vulkan_decoder(const Pack& pack, const PackDecoderOptions& options,
+                                                           int index) {
+#if NMC_HAS_VULKAN_DECODER
+    VulkanDecoderOptions vulkan_options;
+    vulkan_options.device = index;
+    auto decoder = VulkanDecoder::create(pack, vulkan_options);
+    if (!decoder.ok()) {
+        const Status& s = decoder.status();
+        return s.code() == StatusCode::backend_unavailable
+                   ? Status(s.code(), "--device " + options.device + ": " + s.message())
+                   : s;
+    }
+    return std::unique_ptr<PackDecoder>(std::make_unique<VulkanPackDecoder>(std::move(decoder).value()));
+#else
+    (void)pack;
+    (void)index;
+    return Status(StatusCode::backend_unavailable,
+                  "--device " + options.device +
+                      ": this build has no Vulkan runtime (build with libvulkan-dev and glslang-tools installed)");
+#endif
+}
+
+}  // namespace
+
+bool cuda_decoder_built() {
+    return NMC_HAS_CUDA_DECODER != 0;
+}
+bool vulkan_decoder_built() {
+    return NMC_HAS_VULKAN_DECODER != 0;
+}
+
+Result<std::unique_ptr<PackDecoder>> create_pack_decoder(const Pack& pack, const PackDecoderOptions& options) {
+    const std::optional<DeviceName> device = parse_device_name(options.device);
+    if (!device)
+        return Status(StatusCode::invalid_argument,
+                      "--device " + options.device + ": expected cpu, cuda, cuda:N, vulkan or vulkan:N");
+    if (device->kind == DeviceKind::cuda)
+        return create_cuda_decoder(pack, options, device->index < 0 ? 0 : device->index);
+    if (device->kind == DeviceKind::vulkan) return create_vulkan_decoder(pack, options, device->index);
+    CpuDecoderOptions cpu_options;
+    cpu_options.threads = options.threads;
+    auto decoder = CpuDecoder::create(pack, cpu_options);
+    if (!decoder.ok()) return decoder.status();
+    return std::unique_ptr<PackDecoder>(std::make_unique<CpuPackDecoder>(std::move(decoder).value()));
 }
 
 }  // namespace nmc

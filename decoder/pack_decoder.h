@@ -1,4 +1,4 @@
-// One interface over the CPU and CUDA decoders, chosen by a device string ("cpu", "cuda", "cuda:N"), for the
+// One interface over the CPU, CUDA and Vulkan decoders, chosen by a device string (core/device_name.h), for the
 // commands and libraries that decode whole textures (nmc decompress, nmc validate, quality measurement).
 #pragma once
 
@@ -40,17 +40,19 @@ private:
 };
 
 struct PackDecoderOptions {
-    std::string device = "cpu";  // "cpu", "cuda" (device 0) or "cuda:N"
+    std::string device = "cpu";  // "cpu", "cuda" (device 0), "cuda:N", "vulkan" (the first GPU) or "vulkan:N"
     int threads = 0;             // CPU decoder threads (0: all cores)
 };
 
-// Whether this build has the CUDA decoder.
+// Whether this build has the CUDA decoder; the Vulkan runtime.
 bool cuda_decoder_built();
+bool vulkan_decoder_built();
 
-// Creates the decoder `options.device` names. invalid_argument for a device string that is none of the three
-// forms; backend_unavailable when the build has no CUDA decoder ("--device cuda: this build has no CUDA
-// decoder") or the device does not exist ("--device cuda:3: no such CUDA device (1 found)"); the decoders' own
-// errors for a pack they cannot decode.
+// Creates the decoder `options.device` names. invalid_argument for a device string that is none of the five
+// forms; backend_unavailable when the build has no CUDA decoder or Vulkan runtime ("--device cuda: this build has no
+// CUDA decoder"), or the machine lacks the device ("--device cuda:3: no such CUDA device (1 found)", "--device
+// vulkan: no Vulkan loader (libvulkan.so.1) on this machine ..."); the decoders' own errors for a pack they cannot
+// decode.
 Result<std::unique_ptr<PackDecoder>> create_pack_decoder(const Pack& pack, const PackDecoderOptions& options);
 
 }  // namespace nmc

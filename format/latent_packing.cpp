@@ -35,6 +35,16 @@ uint64_t latent_section_size(const LatentGrids& latents) {
     return offset;
 }
 
+std::vector<uint64_t> latent_level_offsets(const LatentGrids& latents) {
+    std::vector<uint64_t> offsets;
+    uint64_t end = 0;
+    for (const LatentLevel& l : latents.levels) {
+        offsets.push_back(align16(end));
+        end = offsets.back() + level_bytes(l, latents.feature_count);
+    }
+    return offsets;
+}
+
 Status check_latent_codes(const LatentGrids& latents) {
     for (size_t k = 0; k < latents.levels.size(); ++k) {
         const LatentLevel& l = latents.levels[k];

@@ -101,13 +101,19 @@ Result<Pack> read_pack_file(const std::string& path, ContainerInfo* container, c
     return pack;
 }
 
-Result<std::vector<uint8_t>> write_pack(const Pack& pack, const WriteOptions& options) {
+Status check_pack(const Pack& pack) {
     const std::vector<bool> has_scale = layer_has_scale(pack.network);
     Status rules = check_metadata(pack, has_scale);
     if (rules.ok()) rules = check_latent_codes(pack.latents);
     if (rules.ok()) rules = check_layer_sizes(pack.network);
     for (size_t l = 0; rules.ok() && l < pack.network.layers.size(); ++l)
         rules = check_layer_values(pack.network.layers[l], l);
+    if (!rules.ok()) return Status(StatusCode::invalid_argument, rules.message());
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> write_pack(const Pack& pack, const WriteOptions& options) {
+    const Status rules = check_pack(pack);
     if (!rules.ok()) return Status(StatusCode::invalid_argument, "cannot write pack: " + rules.message());
 
     Result<std::string> json = metadata_to_json(pack);

@@ -190,6 +190,11 @@ struct WriteOptions {
     CompressedSectionCache* cache = nullptr;
 };
 
+// Checks a Pack built in memory against every rule a reader checks in a file (spec 5-7 and 10: metadata ranges and
+// rules, latent code counts and values, layer sizes, weight, scale and bias values). invalid_argument naming the
+// field. read_pack's results pass it; write_pack and the GPU runtime call it before using a Pack from anywhere.
+Status check_pack(const Pack& pack);
+
 // Serialises a pack. Fails with invalid_argument if the Pack breaks a rule of the spec (the writer checks
 // everything the reader checks, so it never writes a pack the reader would reject).
 Result<std::vector<uint8_t>> write_pack(const Pack& pack, const WriteOptions& options = {});

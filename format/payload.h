@@ -15,6 +15,9 @@ namespace nmc {
 // spec 6: the exact LATN size the levels' metadata implies.
 uint64_t latent_section_size(const LatentGrids& latents);
 
+// spec 6: the byte offset o_k of each level's bit stream in the LATN section (o_0 = 0, o_{k+1} = align16(o_k + n_k)).
+std::vector<uint64_t> latent_level_offsets(const LatentGrids& latents);
+
 // Writer side: every level holds width * height * feature_count codes, each below 2^bits.
 // invalid_argument otherwise.
 Status check_latent_codes(const LatentGrids& latents);

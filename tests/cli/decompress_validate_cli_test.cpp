@@ -223,6 +223,52 @@ TEST_F(DecompressValidateCli, DecompressOnCudaDecodesOrSaysWhyNot) {
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
+#if NMC_HAS_VULKAN_RUNTIME
+// --device vulkan (the build has the runtime; CI runs it on lavapipe): the same files, pixel for pixel, and the same
+// validate report as the CPU; a corrupt pack is exit 5 before any device is opened; no Vulkan driver is exit 7.
+TEST_F(DecompressValidateCli, VulkanDecodesTheSameFilesAndReportAsTheCpu) {
+    const std::string cpu_out = dir_.file("cpu");
+    const std::string gpu_out = dir_.file("vulkan");
+    ASSERT_EQ(run_nmc("decompress '" + pack_path_ + "' -o '" + cpu_out + "' --mips").exit_code, 0);
+    const CommandResult r = run_nmc("-v decompress '" + pack_path_ + "' -o '" + gpu_out + "' --mips --device vulkan");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "decoded on Vulkan device")) << r.out;
+    ASSERT_EQ(entries(gpu_out), entries(cpu_out));
+    for (const std::string& name : entries(cpu_out)) {  // the pixels (EXR headers carry the time of writing)
+        Result<Image> expected = read_image(cpu_out + "/" + name);
+        Result<Image> got = read_image(gpu_out + "/" + name);
+        ASSERT_TRUE(expected.ok() && got.ok()) << name;
+        EXPECT_EQ(got->pixels, expected->pixels) << name;
+    }
+
+    const CommandResult cpu = run_nmc("validate '" + pack_path_ + "' --json -");
+    const CommandResult gpu = run_nmc("validate '" + pack_path_ + "' --json - --device vulkan");
+    ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+    ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+    nlohmann::json cpu_report = nlohmann::json::parse(cpu.out);
+    nlohmann::json gpu_report = nlohmann::json::parse(gpu.out);
+    EXPECT_EQ(gpu_report["quality"], cpu_report["quality"]);
+}
+
+TEST_F(DecompressValidateCli, VulkanRefusesACorruptPackAndSaysWhenThereIsNoDriver) {
+    auto bytes = read_file(pack_path_, 1 << 20);
+    ASSERT_TRUE(bytes.ok());
+    (*bytes)[bytes->size() - 20] ^= 0x01;
+    const std::string corrupt = dir_.file("corrupt.nmc");
+    ASSERT_TRUE(write_file_atomically(corrupt, bytes->data(), bytes->size()).ok());
+    EXPECT_EQ(run_nmc("decompress '" + corrupt + "' -o '" + dir_.file("out") + "' --device vulkan").exit_code, 5);
+    EXPECT_EQ(run_nmc("validate '" + corrupt + "' --device vulkan").exit_code, 5);
+
+    ::setenv("VK_ICD_FILENAMES", dir_.file("no-such-driver.json").c_str(), 1);  // the loader finds no driver
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + dir_.file("out") + "' --device vulkan");
+    ::unsetenv("VK_ICD_FILENAMES");
+    EXPECT_EQ(r.exit_code, 7) << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: --device vulkan: ")) << r.err;
+    EXPECT_FALSE(file_exists(dir_.file("out")));
+    EXPECT_EQ(run_nmc("decompress '" + pack_path_ + "' -o '" + dir_.file("out") + "' --device vulkan:99").exit_code, 7);
+}
+#endif
+
 TEST_F(DecompressValidateCli, DecompressOfMissingOrNonPackFile) {
     EXPECT_EQ(run_nmc("decompress '" + dir_.file("none.nmc") + "' -o '" + dir_.file("out") + "'").exit_code, 3);
     std::ofstream(dir_.file("notes.txt")) << "not a pack\n";

@@ -20,5 +20,17 @@ TEST(DeviceName, AnythingElseIsRejected) {
         EXPECT_FALSE(cuda_index_of_device(name).has_value()) << "'" << name << "'";
 }
 
+TEST(DeviceName, VulkanNamesParseButAreNoCudaDevice) {
+    EXPECT_EQ(parse_device_name("vulkan")->kind, DeviceKind::vulkan);
+    EXPECT_EQ(parse_device_name("vulkan")->index, -1);
+    EXPECT_EQ(parse_device_name("vulkan:2")->index, 2);
+    EXPECT_EQ(parse_device_name("cuda")->index, -1);
+    EXPECT_EQ(parse_device_name("cpu")->kind, DeviceKind::cpu);
+    EXPECT_FALSE(cuda_index_of_device("vulkan").has_value());
+    EXPECT_FALSE(cuda_index_of_device("vulkan:0").has_value());
+    for (const char* name : {"vulkan:", "vulkan:x", "vulkan:1234", "Vulkan", "vk", "vulkan0"})
+        EXPECT_FALSE(parse_device_name(name).has_value()) << "'" << name << "'";
+}
+
 }  // namespace
 }  // namespace nmc

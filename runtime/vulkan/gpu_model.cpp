@@ -1,0 +1,140 @@
+// Pack -> GPU model buffer (runtime/vulkan/shaders/model_layout.h). The dequantisation tables and texel centres come
+// from the reference decoder's own functions, so the GPU reads the values the CPU computes.
+#include "runtime/vulkan/gpu_model.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/number_formats.h"
+#include "decoder/cpu/reference_math.h"
+#include "format/payload.h"
+#include "runtime/vulkan/shaders/model_layout.h"
+
+namespace nmc {
+namespace {
+
+// Appends values to the buffer and returns the word offset where they start.
+class WordWriter {
+public:
+    explicit WordWriter(std::vector<uint32_t>& words) : words_(words) {}
+    uint32_t floats(const std::vector<float>& values) {
+        const auto offset = static_cast<uint32_t>(words_.size());
+        for (float v : values) words_.push_back(float_bits(v));
+        return offset;
+    }
+    uint32_t bytes(const uint8_t* data, size_t size) {
+        const auto offset = static_cast<uint32_t>(words_.size());
+        words_.resize(words_.size() + (size + 3) / 4, 0);
+        for (size_t i = 0; i < size; ++i)
+            words_[offset + i / 4] |= static_cast<uint32_t>(data[i]) << (8 * (i % 4));  // little-endian words
+        return offset;
+    }
+
+private:
+    std::vector<uint32_t>& words_;
+};
+
+int log2_of(int power_of_two) {
+    int log = 0;
+    while ((1 << log) < power_of_two) ++log;
+    return log;
+}
+
+}  // namespace
+
+Result<GpuModel> build_gpu_model(const Pack& pack) {
+    const Status rules = check_pack(pack);
+    if (!rules.ok()) return rules;
+    const LatentGrids& latents = pack.latents;
+    for (size_t k = 0; k < latents.levels.size(); ++k) {
+        const uint64_t features = latents.levels[k].codes.size();
+        if (features >> 32 != 0)
+            return Status(StatusCode::limit_exceeded, "GPU runtime: latent level " + std::to_string(k) + " holds " +
+                                                          std::to_string(features) +
+                                                          " features; the runtime indexes at most 2^32 - 1 a level");
+    }
+
+    GpuModel model;
+    std::vector<uint32_t>& words = model.words;
+    words.assign(NMC_HEADER_WORDS, 0);
+    WordWriter writer(words);
+    words[NMC_HEADER_LAYOUT_VERSION] = NMC_MODEL_LAYOUT_VERSION;
+    words[NMC_HEADER_WIDTH] = static_cast<uint32_t>(pack.material.width);
+    words[NMC_HEADER_HEIGHT] = static_cast<uint32_t>(pack.material.height);
+    words[NMC_HEADER_MIP_COUNT] = static_cast<uint32_t>(pack.material.mip_count);
+    words[NMC_HEADER_ADDRESS_MODE] =
+        pack.material.address_mode == AddressMode::clamp ? NMC_ADDRESS_CLAMP : NMC_ADDRESS_WRAP;
+    words[NMC_HEADER_ARITHMETIC] =
+        pack.network.arithmetic == Arithmetic::binary16 ? NMC_ARITHMETIC_BINARY16 : NMC_ARITHMETIC_FLOAT32;
+    words[NMC_HEADER_FEATURE_COUNT] = static_cast<uint32_t>(latents.feature_count);
+    words[NMC_HEADER_LEVEL_COUNT] = static_cast<uint32_t>(latents.levels.size());
+    words[NMC_HEADER_LAYER_COUNT] = static_cast<uint32_t>(pack.network.layers.size());
+    words[NMC_HEADER_CHANNEL_COUNT] = static_cast<uint32_t>(pack.channels.size());
+    words[NMC_HEADER_ONE_THIRD_FLOAT32] = float_bits(kOneThirdFloat32);
+    words[NMC_HEADER_ONE_THIRD_BINARY16] = float_bits(kOneThirdBinary16);
+
+    // spec 5.3: the output ranges.
+    std::vector<float> ranges;
+    for (const ChannelInfo& channel : pack.channels) {
+        ranges.push_back(channel.lo);
+        ranges.push_back(channel.hi);
+    }
+    words[NMC_HEADER_CHANNEL_RANGES] = writer.floats(ranges);
+
+    // spec 8: the texel centres of every mip, u = (x + 0.5) / w_m and v = (y + 0.5) / h_m.
+    for (int m = 0; m < pack.material.mip_count; ++m) {
+        const int w = pack.material.mip_width(m);
+        const int h = pack.material.mip_height(m);
+        std::vector<float> u(static_cast<size_t>(w));
+        std::vector<float> v(static_cast<size_t>(h));
+        for (int x = 0; x < w; ++x) u[static_cast<size_t>(x)] = texel_centre(x, w);
+        for (int y = 0; y < h; ++y) v[static_cast<size_t>(y)] = texel_centre(y, h);
+        const uint32_t mip = NMC_HEADER_MIPS + static_cast<uint32_t>(m) * NMC_MIP_WORDS;
+        words[mip + NMC_MIP_U_TABLE] = writer.floats(u);
+        words[mip + NMC_MIP_V_TABLE] = writer.floats(v);
+    }
+
+    // spec 5.6 and 7: weights as float32 rows, scales, biases.
+    for (size_t l = 0; l < pack.network.layers.size(); ++l) {
+        const Layer& layer = pack.network.layers[l];
+        std::vector<float> weights(layer.weights.size());
+        for (size_t i = 0; i < weights.size(); ++i)
+            weights[i] = layer.weight_type == WeightType::int8
+                             ? static_cast<float>(static_cast<int8_t>(layer.weights[i]))
+                             : fp8_e4m3_to_float(layer.weights[i]);
+        std::vector<float> scales =
+            layer.has_scale() ? layer.scales : std::vector<float>(static_cast<size_t>(layer.output_width), 1.0f);
+        std::vector<float> biases(layer.biases.size());
+        std::transform(layer.biases.begin(), layer.biases.end(), biases.begin(), fp16_to_float);
+        const uint32_t header = NMC_HEADER_LAYERS + static_cast<uint32_t>(l) * NMC_LAYER_WORDS;
+        words[header + NMC_LAYER_INPUT_WIDTH] = static_cast<uint32_t>(layer.input_width);
+        words[header + NMC_LAYER_OUTPUT_WIDTH] = static_cast<uint32_t>(layer.output_width);
+        words[header + NMC_LAYER_WEIGHTS] = writer.floats(weights);
+        words[header + NMC_LAYER_SCALES] = writer.floats(scales);
+        words[header + NMC_LAYER_BIASES] = writer.floats(biases);
+        model.max_width = std::max({model.max_width, layer.input_width, layer.output_width});
+    }
+    words[NMC_HEADER_MAX_WIDTH] = static_cast<uint32_t>(model.max_width);
+
+    // spec 6: the LATN bit streams as the pack stores them (levels at 16-byte offsets), and each level's values.
+    const std::vector<uint8_t> stream = pack_latents(latents);
+    const uint32_t codes = writer.bytes(stream.data(), stream.size());
+    const std::vector<uint64_t> offsets = latent_level_offsets(latents);
+    for (size_t k = 0; k < latents.levels.size(); ++k) {
+        const LatentLevel& level = latents.levels[k];
+        const uint32_t header = NMC_HEADER_LEVELS + static_cast<uint32_t>(k) * NMC_LEVEL_WORDS;
+        words[header + NMC_LEVEL_WIDTH] = static_cast<uint32_t>(level.width);
+        words[header + NMC_LEVEL_HEIGHT] = static_cast<uint32_t>(level.height);
+        words[header + NMC_LEVEL_BITS] = static_cast<uint32_t>(level.bits);
+        words[header + NMC_LEVEL_CODES_PER_WORD_LOG2] = static_cast<uint32_t>(log2_of(32 / level.bits));
+        words[header + NMC_LEVEL_CODES] = codes + static_cast<uint32_t>(offsets[k] / 4);  // 16-byte aligned
+        words[header + NMC_LEVEL_VALUES] = writer.floats(latent_value_table(level, pack.network.arithmetic));
+    }
+    if (words.size() >= (uint64_t{1} << 30))
+        return Status(StatusCode::limit_exceeded, "GPU runtime: the model buffer would be " +
+                                                      std::to_string(words.size() * 4) +
+                                                      " bytes; the runtime addresses under 4 GiB");
+    return model;
+}
+
+}  // namespace nmc

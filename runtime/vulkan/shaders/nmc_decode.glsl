@@ -1,0 +1,250 @@
+// nmc_decode.glsl: docs/format-spec.md section 8.1-8.7 in GLSL, for engines and for nmc's own compute shaders.
+// Include it in any shader stage (GL_GOOGLE_include_directive) after optionally defining:
+//   NMC_MODEL_SET, NMC_MODEL_BINDING  the descriptor of the model buffer (default set 0, binding 0)
+//   NMC_MAX_WIDTH                     an upper bound of the pack's widest layer (default 256, spec 9's limit;
+//                                     nmc_max_width_of(pack) on the host gives the pack's own; smaller is faster)
+// and call nmc_decode_texel(u, v, mip, channels): the pack's C channel values at (u, v) of mip `mip`, exactly the
+// values of the CPU reference decoder's portable kernel (every float32 and binary16 rounding the spec's). The model
+// buffer (runtime/vulkan/gpu_model.h builds it; layout in model_layout.h) is read-only storage, one per pack.
+//
+// Every arithmetic result below is `precise` (SPIR-V NoContraction): spec 2 forbids fusing a multiply and an add
+// that it writes as two operations, and the emulated roundings rely on exact IEEE float32 steps.
+#ifndef NMC_DECODE_GLSL
+#define NMC_DECODE_GLSL
+
+#include "model_layout.h"
+
+#ifndef NMC_MODEL_SET
+#define NMC_MODEL_SET 0
+#endif
+#ifndef NMC_MODEL_BINDING
+#define NMC_MODEL_BINDING 0
+#endif
+#ifndef NMC_MAX_WIDTH
+#define NMC_MAX_WIDTH 256
+#endif
+
+layout(std430, set = NMC_MODEL_SET, binding = NMC_MODEL_BINDING) readonly restrict buffer NmcModelBuffer {
+    uint nmc_model[];
+};
+
+uint nmc_word(uint i) {
+    return nmc_model[i];
+}
+float nmc_float(uint i) {
+    return uintBitsToFloat(nmc_model[i]);
+}
+
+// min and max as the reference decoder computes them (the second operand when the two compare equal).
+float nmc_min(float a, float b) {
+    return a < b ? a : b;
+}
+float nmc_max(float a, float b) {
+    return a > b ? a : b;
+}
+
+// spec 2.1: the nearest E4M3 value of x, ties to even; beyond 448 saturates; by integer operations on the bits.
+float nmc_round_fp8(float x) {
+    const uint b = floatBitsToUint(x);
+    const uint magnitude = b & 0x7FFFFFFFu;
+    uint r;
+    if (magnitude > 0x7F800000u) {
+        r = 0x7FC00000u;  // NaN
+    } else {
+        if (magnitude > 0x43E00000u) {
+            r = 0x43E00000u;  // above 448: 448
+        } else if (magnitude < 0x3C800000u) {
+            // below 2^-6: multiples of 2^-9, ties to even; float32's step in [2^14, 2^15) is 2^-9.
+            precise float t = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;
+            r = floatBitsToUint(t);
+        } else {
+            r = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;  // 3 mantissa bits, ties to even
+        }
+        r |= b & 0x80000000u;
+    }
+    return uintBitsToFloat(r);
+}
+
+// spec 2.2: f16(v) of the exact value v = x + e, where x is float32 and e, much smaller than x's half step, is known
+// only by its direction: sticky > 0 when e moves v away from zero, < 0 towards zero, 0 when v = x. Nearest, ties to
+// even; magnitudes from 65504 up saturate to 65504. Returned as float32 (exact).
+float nmc_round_f16(float x, int sticky) {
+    const uint b = floatBitsToUint(x);
+    const uint magnitude = b & 0x7FFFFFFFu;
+    uint r;
+    if (magnitude >= 0x477FE000u) {
+        r = 0x477FE000u;  // 65504
+    } else if (magnitude < 0x38800000u) {
+        // below 2^-14: binary16 subnormals, multiples of 2^-24; float32's step in [0.5, 1) is 2^-24. Callers pass
+        // sticky = 0 here (the values they round in this range are exact float32 values).
+        precise float t = (uintBitsToFloat(magnitude) + 0.5) - 0.5;
+        r = floatBitsToUint(t);
+    } else {
+        const uint dropped = magnitude & 0x1FFFu;  // the 13 mantissa bits binary16 lacks
+        r = magnitude - dropped;
+        const bool even = (r & 0x2000u) == 0u;
+        if (dropped > 0x1000u || (dropped == 0x1000u && (sticky > 0 || (sticky == 0 && !even)))) r += 0x2000u;
+    }
+    return uintBitsToFloat(r | (b & 0x80000000u));
+}
+
+// spec 8.6: hgelu_clamped in float32. t = min(max(y * 0.333333343 + 0.5, 0), 1); a = min(y, 3) * t.
+float nmc_hgelu_float32(float y, float one_third) {
+    precise float s = y * one_third + 0.5;
+    const float t = nmc_min(nmc_max(s, 0.0), 1.0);
+    precise float a = nmc_min(y, 3.0) * t;
+    return a;
+}
+
+// spec 8.6, binary16 arithmetic: h = f16(y); t = min(max(f16(h * c + 0.5), 0), 1); a = f16(min(h, 3) * t).
+// h * c is exact in float32 (two binary16 values); the sum with 0.5 is exact whenever |h * c| >= 2^-3, and otherwise
+// its rounding error, found exactly by Knuth's two-sum, says which way the exact sum lies from the float32 one.
+float nmc_hgelu_binary16(float y, float one_third) {
+    const float h = nmc_round_f16(y, 0);
+    precise float p = h * one_third;
+    precise float s = p + 0.5;
+    precise float pb = s - p;
+    precise float error = (p - (s - pb)) + (0.5 - pb);
+    const int sticky = error == 0.0 ? 0 : ((error > 0.0) == (s > 0.0) ? 1 : -1);
+    const float t = nmc_min(nmc_max(nmc_round_f16(s, sticky), 0.0), 1.0);
+    precise float a = nmc_min(h, 3.0) * t;  // exact: two binary16 values
+    return nmc_round_f16(a, 0);
+}
+
+// spec 8.3: a texel coordinate wrapped (x mod size, non-negative) or clamped to 0 .. size-1.
+int nmc_address(int x, int size, uint mode) {
+    if (mode == NMC_ADDRESS_CLAMP) return clamp(x, 0, size - 1);
+    return x >= 0 ? x % size : size - 1 - ((-x - 1) % size);
+}
+
+// spec 6: code q of feature i (= texel * F + j) of a level's LSB-first bit stream.
+uint nmc_code(uint codes, uint per_word_log2, uint bits, uint i) {
+    const uint word = nmc_model[codes + (i >> per_word_log2)];
+    const uint shift = (i & ((1u << per_word_log2) - 1u)) * bits;
+    return (word >> shift) & ((1u << bits) - 1u);
+}
+
+// A layer's input or output vector, and the one before it (8.5-8.6).
+float nmc_vectors[2][NMC_MAX_WIDTH];
+
+// spec 8.2-8.3 for level k at (u, v): the F sampled features into nmc_vectors[0][first ..]; returns (px, py).
+vec2 nmc_sample_level(uint k, float u, float v, uint first) {
+    const uint level = NMC_HEADER_LEVELS + k * NMC_LEVEL_WORDS;
+    const int width = int(nmc_word(level + NMC_LEVEL_WIDTH));
+    const int height = int(nmc_word(level + NMC_LEVEL_HEIGHT));
+    const uint bits = nmc_word(level + NMC_LEVEL_BITS);
+    const uint per_word_log2 = nmc_word(level + NMC_LEVEL_CODES_PER_WORD_LOG2);
+    const uint codes = nmc_word(level + NMC_LEVEL_CODES);
+    const uint values = nmc_word(level + NMC_LEVEL_VALUES);
+    const uint mode = nmc_word(NMC_HEADER_ADDRESS_MODE);
+    const uint features = nmc_word(NMC_HEADER_FEATURE_COUNT);
+    const bool binary16 = nmc_word(NMC_HEADER_ARITHMETIC) == NMC_ARITHMETIC_BINARY16;
+
+    // 8.2: px = u * w_k - 0.5, py = v * h_k - 0.5; x0 = floor(px), fx = px - x0.
+    precise float px = u * float(width) - 0.5;
+    precise float py = v * float(height) - 0.5;
+    const float x0 = floor(px);
+    const float y0 = floor(py);
+    precise float fx = px - x0;
+    precise float fy = py - y0;
+    // 8.3: the four texels, wrapped or clamped; the weights (rounded to binary16 in that arithmetic).
+    const int xa = nmc_address(int(x0), width, mode);
+    const int xb = nmc_address(int(x0) + 1, width, mode);
+    const int ya = nmc_address(int(y0), height, mode);
+    const int yb = nmc_address(int(y0) + 1, height, mode);
+    precise float gx = 1.0 - fx;
+    precise float gy = 1.0 - fy;
+    precise float w00 = gx * gy;
+    precise float w10 = fx * gy;
+    precise float w01 = gx * fy;
+    precise float w11 = fx * fy;
+    if (binary16) {
+        w00 = nmc_round_f16(w00, 0);
+        w10 = nmc_round_f16(w10, 0);
+        w01 = nmc_round_f16(w01, 0);
+        w11 = nmc_round_f16(w11, 0);
+    }
+    const uint ta = (uint(ya) * uint(width) + uint(xa)) * features;
+    const uint tb = (uint(ya) * uint(width) + uint(xb)) * features;
+    const uint tc = (uint(yb) * uint(width) + uint(xa)) * features;
+    const uint td = (uint(yb) * uint(width) + uint(xb)) * features;
+    for (uint j = 0u; j < features; ++j) {
+        const float a = nmc_float(values + nmc_code(codes, per_word_log2, bits, ta + j));
+        const float b = nmc_float(values + nmc_code(codes, per_word_log2, bits, tb + j));
+        const float c = nmc_float(values + nmc_code(codes, per_word_log2, bits, tc + j));
+        const float d = nmc_float(values + nmc_code(codes, per_word_log2, bits, td + j));
+        // value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, every operation rounded separately.
+        precise float value = ((w00 * a + w10 * b) + w01 * c) + w11 * d;
+        nmc_vectors[0][first + j] = value;
+    }
+    return vec2(px, py);
+}
+
+// spec 8.4: saw(t) = 2 * (t - floor(t)) - 1.
+float nmc_saw(float t) {
+    precise float r = 2.0 * (t - floor(t)) - 1.0;
+    return r;
+}
+
+// spec 8.1-8.7: the C pack-channel values of query (u, v, mip) into channels[0 .. C-1]. mip must be below the
+// pack's mip count and |u|, |v| at most 65536.
+void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
+    const uint features = nmc_word(NMC_HEADER_FEATURE_COUNT);
+    const uint levels = nmc_word(NMC_HEADER_LEVEL_COUNT);
+    const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
+    const bool binary16 = nmc_word(NMC_HEADER_ARITHMETIC) == NMC_ARITHMETIC_BINARY16;
+    const float one_third =
+        nmc_float(binary16 ? NMC_HEADER_ONE_THIRD_BINARY16 : NMC_HEADER_ONE_THIRD_FLOAT32);
+
+    // 8.1: k0 = min(m, K - 2), k1 = k0 + 1. 8.5: x = features of k0, features of k1, the positional encoding of
+    // k0's position (8.4), the LOD input m * 0.25, zeros.
+    const uint k0 = min(mip, levels - 2u);
+    const vec2 position = nmc_sample_level(k0, u, v, 0u);
+    nmc_sample_level(k0 + 1u, u, v, features);
+    for (uint o = 0u; o < 3u; ++o) {
+        const float s = float(1u << o);
+        precise float px = position.x * s;
+        precise float py = position.y * s;
+        precise float px4 = px + 0.25;
+        precise float py4 = py + 0.25;
+        nmc_vectors[0][2u * features + 4u * o + 0u] = nmc_saw(px);
+        nmc_vectors[0][2u * features + 4u * o + 1u] = nmc_saw(py);
+        nmc_vectors[0][2u * features + 4u * o + 2u] = nmc_saw(px4);
+        nmc_vectors[0][2u * features + 4u * o + 3u] = nmc_saw(py4);
+    }
+    precise float lod = float(mip) * 0.25;
+    nmc_vectors[0][2u * features + 12u] = lod;
+    const uint input_width = nmc_word(NMC_HEADER_LAYERS + NMC_LAYER_INPUT_WIDTH);
+    for (uint i = 2u * features + 13u; i < input_width; ++i) nmc_vectors[0][i] = 0.0;
+    // 8.6: every layer's input rounded to E4M3.
+    for (uint i = 0u; i < input_width; ++i) nmc_vectors[0][i] = nmc_round_fp8(nmc_vectors[0][i]);
+
+    for (uint l = 0u; l < layers; ++l) {
+        const uint layer = NMC_HEADER_LAYERS + l * NMC_LAYER_WORDS;
+        const uint inputs = nmc_word(layer + NMC_LAYER_INPUT_WIDTH);
+        const uint outputs = nmc_word(layer + NMC_LAYER_OUTPUT_WIDTH);
+        const uint weights = nmc_word(layer + NMC_LAYER_WEIGHTS);
+        const uint scales = nmc_word(layer + NMC_LAYER_SCALES);
+        const uint biases = nmc_word(layer + NMC_LAYER_BIASES);
+        const uint from = l & 1u;
+        for (uint n = 0u; n < outputs; ++n) {
+            // acc[n] = sum over i of W[n][i] * x'[i] (float32, in input order); y = acc * scale + bias.
+            precise float acc = 0.0;
+            for (uint i = 0u; i < inputs; ++i) acc = acc + nmc_float(weights + n * inputs + i) * nmc_vectors[from][i];
+            precise float y = acc * nmc_float(scales + n) + nmc_float(biases + n);
+            if (l + 1u < layers) {
+                const float a = binary16 ? nmc_hgelu_binary16(y, one_third) : nmc_hgelu_float32(y, one_third);
+                nmc_vectors[from ^ 1u][n] = nmc_round_fp8(a);
+            } else {
+                // 8.7: value = lo + (hi - lo) * min(max(o, 0), 1).
+                const uint range = nmc_word(NMC_HEADER_CHANNEL_RANGES) + 2u * n;
+                const float lo = nmc_float(range);
+                const float hi = nmc_float(range + 1u);
+                precise float value = lo + (hi - lo) * nmc_min(nmc_max(y, 0.0), 1.0);
+                channels[n] = value;
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,164 @@
+// The Vulkan runtime's whole-mip decoder against the CPU reference decoder. The shaders follow the portable kernel's
+// operation order (each layer's sum in input order, every rounding the spec's), so every texel of every mip must equal
+// the portable kernel's bit for bit, on any pack: exact-sum packs, general packs and the golden file, in both
+// arithmetics. These tests run wherever the build has the runtime; CI has lavapipe (mesa-vulkan-drivers), and a
+// machine without a Vulkan device fails them rather than skipping: install mesa-vulkan-drivers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "decoder/cpu/cpu_decoder.h"
+#include "format/pack.h"
+#include "runtime/vulkan/vulkan_decoder.h"
+#include "tests/decoder/random_pack.h"
+
+namespace nmc {
+namespace {
+
+Pack with_arithmetic(Pack pack, Arithmetic arithmetic) {
+    pack.network.arithmetic = arithmetic;
+    return pack;
+}
+
+// Every mip of the pack on the Vulkan decoder and the CPU's portable kernel; value for value (== also equates
+// -0.0 and +0.0, the same value).
+void expect_equal_to_portable_kernel(const Pack& pack) {
+    CpuDecoderOptions cpu_options;
+    cpu_options.isa = CpuIsa::portable;
+    Result<CpuDecoder> cpu = CpuDecoder::create(pack, cpu_options);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack);
+    ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+    for (int m = 0; m < pack.material.mip_count; ++m) {
+        std::vector<std::vector<float>> expected;
+        std::vector<std::vector<float>> got;
+        ASSERT_TRUE(cpu->decode_mip_channels(m, expected).ok());
+        const Status s = gpu->decode_mip_channels(m, got);
+        ASSERT_TRUE(s.ok()) << s.to_string();
+        ASSERT_EQ(got.size(), expected.size());
+        for (size_t c = 0; c < got.size(); ++c) {
+            size_t differing = 0;
+            size_t first = 0;
+            for (size_t t = 0; t < got[c].size(); ++t) {
+                if (!(got[c][t] == expected[c][t])) {
+                    if (differing++ == 0) first = t;
+                }
+            }
+            EXPECT_EQ(differing, 0u) << "mip " << m << " channel " << c << ": " << differing << " of " << got[c].size()
+                                     << " texels differ; first at " << first << ": " << got[c][first] << " vs "
+                                     << expected[c][first];
+        }
+    }
+}
+
+TEST(VulkanDecoder, ListsADevice) {
+    Result<std::vector<VulkanDeviceInfo>> devices = list_vulkan_devices();
+    ASSERT_TRUE(devices.ok()) << devices.status().to_string() << " (install mesa-vulkan-drivers for lavapipe)";
+    ASSERT_FALSE(devices->empty());
+    for (const VulkanDeviceInfo& d : *devices)
+        std::printf("vulkan:%d %s (%s, Vulkan %s)\n", d.index, d.name.c_str(), d.type.c_str(), d.api_version.c_str());
+}
+
+TEST(VulkanDecoder, ExactSumPacksEqualTheCpuInBothArithmetics) {
+    for (const test::ExactCase& c : test::exact_sum_cases()) {
+        for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
+            SCOPED_TRACE(std::string(c.name) + ", " + to_string(a));
+            expect_equal_to_portable_kernel(with_arithmetic(test::make_random_pack(c.options), a));
+        }
+    }
+}
+
+// E4M3 weights over the whole range with scales, wide channel ranges, F = 16, C = 12: sums that round, activations
+// far outside [-3, 3] (so the binary16 arithmetic's roundings and saturation are all reached).
+TEST(VulkanDecoder, GeneralPacksEqualThePortableKernelBitForBit) {
+    test::RandomPackOptions o;
+    o.width = 96;
+    o.height = 80;
+    o.feature_count = 16;
+    o.channel_count = 12;
+    o.max_e4m3_weight = 448.0f;
+    o.e4m3_scales = true;
+    o.int8_last_layer = false;
+    o.wide_channel_ranges = true;
+    o.seed = 11;
+    for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
+        SCOPED_TRACE(to_string(a));
+        expect_equal_to_portable_kernel(with_arithmetic(test::make_random_pack(o), a));
+    }
+}
+
+// Wide layers (up to spec 9's 256), one texture of one channel, a non-square clamp material.
+TEST(VulkanDecoder, WideLayersAndOneChannel) {
+    test::RandomPackOptions o;
+    o.width = 50;
+    o.height = 130;
+    o.address_mode = AddressMode::clamp;
+    o.feature_count = 3;
+    o.channel_count = 1;
+    o.hidden_widths = {256, 17};
+    o.level_bits = {8, 1};
+    o.seed = 21;
+    expect_equal_to_portable_kernel(test::make_random_pack(o));
+}
+
+TEST(VulkanDecoder, GoldenPackEqualsTheCpu) {
+    Result<Pack> pack = read_pack_file(std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc");
+    ASSERT_TRUE(pack.ok()) << pack.status().to_string();
+    expect_equal_to_portable_kernel(pack.value());
+    expect_equal_to_portable_kernel(with_arithmetic(pack.value(), Arithmetic::binary16));
+}
+
+// Source channels (spec 8.8-8.9) come from the same host code as the CPU decoder's, on equal pack values.
+TEST(VulkanDecoder, TexturesEqualTheCpu) {
+    Result<Pack> pack = read_pack_file(std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc");
+    ASSERT_TRUE(pack.ok());
+    CpuDecoderOptions cpu_options;
+    cpu_options.isa = CpuIsa::portable;
+    Result<CpuDecoder> cpu = CpuDecoder::create(pack.value(), cpu_options);
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack.value());
+    ASSERT_TRUE(cpu.ok() && gpu.ok());
+    for (size_t t = 0; t < pack->textures.size(); ++t) {
+        for (int m = 0; m < pack->material.mip_count; ++m) {
+            Result<Image> expected = cpu->decode_texture(static_cast<int>(t), m);
+            Result<Image> got = gpu->decode_texture(static_cast<int>(t), m);
+            ASSERT_TRUE(expected.ok() && got.ok());
+            EXPECT_EQ(got->pixels, expected->pixels) << "texture " << t << " mip " << m;
+            EXPECT_EQ(got->sample_type, expected->sample_type);
+        }
+    }
+}
+
+TEST(VulkanDecoder, ABrokenPackNeverReachesTheDevice) {
+    Pack pack = test::make_random_pack(test::exact_sum_cases()[0].options);
+    pack.network.layers[1].weights[5] = 0x7F;  // an E4M3 NaN code (spec 10)
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack);
+    ASSERT_FALSE(gpu.ok());
+    EXPECT_EQ(gpu.status().code(), StatusCode::invalid_argument);
+    EXPECT_NE(gpu.status().message().find("NaN"), std::string::npos) << gpu.status().to_string();
+}
+
+TEST(VulkanDecoder, AMissingDeviceIsAClearError) {
+    VulkanDecoderOptions options;
+    options.device = 999;
+    Result<VulkanDecoder> gpu =
+        VulkanDecoder::create(test::make_random_pack(test::exact_sum_cases()[0].options), options);
+    ASSERT_FALSE(gpu.ok());
+    EXPECT_EQ(gpu.status().code(), StatusCode::backend_unavailable);
+    EXPECT_NE(gpu.status().message().find("no such Vulkan device"), std::string::npos) << gpu.status().to_string();
+}
+
+TEST(VulkanDecoder, MipOutOfRangeIsRefused) {
+    const Pack pack = test::make_random_pack(test::exact_sum_cases()[0].options);
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack);
+    ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+    std::vector<std::vector<float>> out;
+    EXPECT_EQ(gpu->decode_mip_channels(pack.material.mip_count, out).code(), StatusCode::invalid_argument);
+    EXPECT_EQ(gpu->decode_mip_channels(-1, out).code(), StatusCode::invalid_argument);
+    EXPECT_EQ(gpu->decode_texture(99, 0).status().code(), StatusCode::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nmc
