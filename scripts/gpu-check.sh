@@ -27,14 +27,21 @@
 #                                  carry), a copy of the tree with the patch applied; all built at once as the
 #                                  decoder mode builds (no trainer), then for each in turn the CUDA decoder tests and
 #                                  nmc_cuda_decoder_bench -> $OUT/NAME.txt (ctest's tail, then the benchmark)
+#   scripts/gpu-check.sh vulkan    the Vulkan runtime on the GPU's driver: a build without the trainer, with CUDA (for the
+#                                  tiled kernel's figure in the same run) and Vulkan; the Vulkan loader, headers and
+#                                  glslangValidator come as Debian packages in .gl/ (the device tool's carry; made here
+#                                  with `cd .gl && apt-get download libvulkan1 libvulkan-dev glslang-tools vulkan-tools
+#                                  libwayland-client0 libx11-6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0`); then
+#                                  vulkaninfo, the Vulkan decoder and CLI tests, nmc_vulkan_decoder_bench and
+#                                  nmc_cuda_decoder_bench (vulkan.txt: both tables)
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
 #                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
 #                                  seconds, nmc's --json result); summarise with bench/sweep_table.py
 set -uo pipefail
 mode="${1:-check}"
-case "$mode" in check | measure | all | sweep | decoder | variants) ;;
-  *) echo "usage: $0 [check|measure|all|decoder|variants|sweep FILE]" >&2; exit 2 ;;
+case "$mode" in check | measure | all | sweep | decoder | variants | vulkan) ;;
+  *) echo "usage: $0 [check|measure|all|decoder|variants|vulkan|sweep FILE]" >&2; exit 2 ;;
 esac
 sweep_file="${2:-}"
 if [ "$mode" = sweep ] && [ ! -f "$sweep_file" ]; then echo "$0 sweep: no such file '$sweep_file'" >&2; exit 2; fi
@@ -63,7 +70,7 @@ configure() {
 
 step "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 torch_prefix=""
-if [ "$mode" != decoder ] && [ "$mode" != variants ]; then  # those build without the trainer (importing torch: seconds)
+if [ "$mode" != decoder ] && [ "$mode" != variants ] && [ "$mode" != vulkan ]; then  # those build without the trainer
   torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   step "libtorch: ${torch_prefix:-not found} ($(python3 -c 'import torch;print(torch.__version__)' 2>/dev/null))"
 fi
@@ -126,6 +133,43 @@ if [ "$mode" = variants ]; then
     } >"$out/${names[$i]}.txt"
     grep -E "FAILED|tiled kernel|S=4" "$out/${names[$i]}.txt"
   done
+  step "done, status $status"
+  exit $status
+fi
+
+if [ "$mode" = vulkan ]; then
+  # The loader and headers into / (as the device tool's README does for loaders); vulkaninfo's X and Wayland client
+  # libraries into /tmp/vulkan-tools only, so that Debian's older copies never replace the machine's own.
+  for deb in .gl/*.deb; do
+    case "$(basename "$deb")" in
+      libvulkan* | glslang-tools*) dpkg -x "$deb" / ;;
+      *) dpkg -x "$deb" /tmp/vulkan-tools ;;
+    esac
+  done
+  ldconfig
+  if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ ! -e /etc/vulkan/icd.d/nvidia_icd.json ] &&
+    [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  fi
+  step "vulkaninfo (vulkaninfo.txt)"
+  LD_LIBRARY_PATH=/tmp/vulkan-tools/usr/lib/x86_64-linux-gnu /tmp/vulkan-tools/usr/bin/vulkaninfo >"$out/vulkaninfo.txt" 2>&1
+  grep -E "deviceName|driverVersion|apiVersion" "$out/vulkaninfo.txt" | head -6
+  grep -oE "VK_(NV|KHR)_cooperative_(matrix|matrix2|vector)[^:]*: extension revision *[0-9]+" "$out/vulkaninfo.txt" | sort -u
+  step "configure and build (build-gpu-vulkan: no trainer, CUDA and Vulkan)"
+  configure build-gpu-vulkan -DNMC_WITH_TRAINER=OFF -DNMC_WITH_VULKAN=ON >"$out/configure.log" 2>&1 ||
+    { tail -40 "$out/configure.log"; exit 1; }
+  cmake --build build-gpu-vulkan -j"$jobs" --target nmc vulkan_decoder_test nmc_decompress_validate_cli_tests \
+    nmc_vulkan_decoder_bench nmc_cuda_decoder_bench >"$out/build.log" 2>&1 || { grep -B2 -A8 -m5 error "$out/build.log"; exit 1; }
+  step "Vulkan decoder and CLI tests (vulkan-tests.txt)"
+  build-gpu-vulkan/tests/vulkan/vulkan_decoder_test >"$out/vulkan-tests.txt" 2>&1 || status=1
+  NMC_BINARY=build-gpu-vulkan/cli/nmc build-gpu-vulkan/tests/cli/nmc_decompress_validate_cli_tests \
+    --gtest_filter='*Vulkan*' >>"$out/vulkan-tests.txt" 2>&1 || status=1
+  grep -E "^vulkan:|OK|FAILED|PASSED|differ" "$out/vulkan-tests.txt" | head -40
+  step "benchmarks: nmc_vulkan_decoder_bench 4096, nmc_cuda_decoder_bench (vulkan.txt)"
+  build-gpu-vulkan/bench/nmc_vulkan_decoder_bench 4096 10 5 >"$out/vulkan.txt" 2>&1 || status=1
+  build-gpu-vulkan/bench/nmc_cuda_decoder_bench >>"$out/vulkan.txt" 2>&1 || status=1
+  head -8 "$out/vulkan.txt"
+  grep -E "^(path|fp8|fp16|cpu) " "$out/vulkan.txt" | tail -24
   step "done, status $status"
   exit $status
 fi
