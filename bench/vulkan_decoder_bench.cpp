@@ -1,7 +1,8 @@
 // Throughput of the Vulkan runtime's whole-mip decoder on the CUDA benchmark's pack (bench/cuda_decoder_bench.cu: a
 // random but valid default-network pack, full mip chain, grid scale 2, 16 features of 4 bits, 48 -> 64 -> 64 -> 64 ->
 // C with an Int8 last layer), in both arithmetics: every mip decoded into device memory, timed with device timestamps
-// (median of `repetitions` runs after one warm-up), on each Vulkan device the loader lists (or the one named).
+// (median of `repetitions` runs after one warm-up), on each Vulkan device the loader lists (or the one named), on the
+// scalar path and, where the device has it, the cooperative-matrix path.
 // Usage: nmc_vulkan_decoder_bench [size (default 2048)] [channels (default 10)] [repetitions (default 5)]
 //                                 [device index (default: every device)]
 // lavapipe on a 2-core machine decodes a few Mtexel/s: give it a small size (512).
@@ -45,16 +46,23 @@ int main(int argc, char** argv) {
     std::printf("| device | path | arithmetic | ms | Gtexel/s |\n|---|---|---|---:|---:|\n");
     for (const nmc::VulkanDeviceInfo& device : *devices) {
         if (only_device >= 0 && device.index != only_device) continue;
-        for (nmc::Arithmetic arithmetic : {nmc::Arithmetic::float32, nmc::Arithmetic::binary16}) {
-            pack.network.arithmetic = arithmetic;
-            nmc::VulkanDecoderOptions options;
-            options.device = device.index;
-            nmc::Result<nmc::VulkanDecoder> decoder = nmc::VulkanDecoder::create(pack, options);
-            nmc::bench::exit_on_error(decoder.status(), "creating the decoder");
-            nmc::Result<double> ms = decoder->time_all_mips_ms(repetitions);
-            nmc::bench::exit_on_error(ms.status(), "timing the decode");
-            std::printf("| vulkan:%d %s | scalar | %s | %.3f | %.4g |\n", device.index, device.name.c_str(),
-                        nmc::to_string(arithmetic), ms.value(), texels / (ms.value() * 1e-3) * 1e-9);
+        std::vector<nmc::VulkanNetworkPath> paths = {nmc::VulkanNetworkPath::scalar};
+        if (device.cooperative_matrix) paths.push_back(nmc::VulkanNetworkPath::cooperative_matrix);
+        for (nmc::VulkanNetworkPath path : paths) {
+            for (nmc::Arithmetic arithmetic : {nmc::Arithmetic::float32, nmc::Arithmetic::binary16}) {
+                pack.network.arithmetic = arithmetic;
+                nmc::VulkanDecoderOptions options;
+                options.device = device.index;
+                options.path = path;
+                nmc::Result<nmc::VulkanDecoder> decoder = nmc::VulkanDecoder::create(pack, options);
+                nmc::bench::exit_on_error(decoder.status(), "creating the decoder");
+                nmc::Result<double> ms = decoder->time_all_mips_ms(repetitions);
+                nmc::bench::exit_on_error(ms.status(), "timing the decode");
+                std::printf("| vulkan:%d %s | %s | %s | %.3f | %.4g |\n", device.index, device.name.c_str(),
+                            nmc::to_string(path), nmc::to_string(arithmetic), ms.value(),
+                            texels / (ms.value() * 1e-3) * 1e-9);
+                std::fflush(stdout);
+            }
         }
     }
     return 0;

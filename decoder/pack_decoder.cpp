@@ -43,7 +43,8 @@ public:
     }
     Result<Image> decode_texture(int texture, int mip) const override { return decoder_.decode_texture(texture, mip); }
     std::string description() const override {
-        return "Vulkan device " + std::to_string(decoder_.device().index) + " (" + decoder_.device().name + ")";
+        return "Vulkan device " + std::to_string(decoder_.device().index) + " (" + decoder_.device().name + ", " +
+               to_string(decoder_.path()) + " path)";
     }
 
 private:

@@ -22,6 +22,16 @@ public:
         for (float v : values) words_.push_back(float_bits(v));
         return offset;
     }
+    // Zero words up to a multiple of `words` (an alignment in words).
+    void align(size_t words) { words_.resize((words_.size() + words - 1) / words * words, 0); }
+    // binary16 codes, two a word (element 2i in the low half, as a GPU's 16-bit array reads them).
+    uint32_t halves(const std::vector<uint16_t>& codes) {
+        const auto offset = static_cast<uint32_t>(words_.size());
+        words_.resize(words_.size() + (codes.size() + 1) / 2, 0);
+        for (size_t i = 0; i < codes.size(); ++i)
+            words_[offset + i / 2] |= static_cast<uint32_t>(codes[i]) << (16 * (i % 2));
+        return offset;
+    }
     uint32_t bytes(const uint8_t* data, size_t size) {
         const auto offset = static_cast<uint32_t>(words_.size());
         words_.resize(words_.size() + (size + 3) / 4, 0);
@@ -112,6 +122,15 @@ Result<GpuModel> build_gpu_model(const Pack& pack) {
         words[header + NMC_LAYER_WEIGHTS] = writer.floats(weights);
         words[header + NMC_LAYER_SCALES] = writer.floats(scales);
         words[header + NMC_LAYER_BIASES] = writer.floats(biases);
+        // The transposed, padded binary16 copy for cooperative-matrix products.
+        const uint32_t rows = NMC_PADDED(static_cast<uint32_t>(layer.input_width));
+        const uint32_t columns = NMC_PADDED(static_cast<uint32_t>(layer.output_width));
+        std::vector<uint16_t> half(static_cast<size_t>(rows) * columns, 0);
+        for (size_t n = 0; n < static_cast<size_t>(layer.output_width); ++n)
+            for (size_t i = 0; i < static_cast<size_t>(layer.input_width); ++i)
+                half[i * columns + n] = float_to_fp16(weights[n * static_cast<size_t>(layer.input_width) + i]);
+        writer.align(4);
+        words[header + NMC_LAYER_WEIGHTS_HALF] = writer.halves(half);
         model.max_width = std::max({model.max_width, layer.input_width, layer.output_width});
     }
     words[NMC_HEADER_MAX_WIDTH] = static_cast<uint32_t>(model.max_width);

@@ -45,6 +45,9 @@ Status load_instance_functions(const GlobalFunctions& global, VkInstance instanc
     if (out.name == nullptr) return Status(StatusCode::internal, "Vulkan instance function " #name " missing");
     NMC_VULKAN_INSTANCE_FUNCTIONS(NMC_VULKAN_LOAD_INSTANCE)
 #undef NMC_VULKAN_LOAD_INSTANCE
+    out.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV =
+        reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+            global.vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
     return Status::success();
 }
 

@@ -18,6 +18,7 @@ namespace nmc::vulkan_detail {
     X(vkEnumeratePhysicalDevices)               \
     X(vkGetPhysicalDeviceProperties)            \
     X(vkGetPhysicalDeviceFeatures2)             \
+    X(vkGetPhysicalDeviceProperties2)           \
     X(vkGetPhysicalDeviceQueueFamilyProperties) \
     X(vkGetPhysicalDeviceMemoryProperties)      \
     X(vkEnumerateDeviceExtensionProperties)     \
@@ -79,6 +80,8 @@ struct GlobalFunctions {
 };
 struct InstanceFunctions {
     NMC_VULKAN_INSTANCE_FUNCTIONS(NMC_VULKAN_DECLARE)
+    // VK_NV_cooperative_matrix's query; null where the loader and drivers lack the extension.
+    PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV = nullptr;
 };
 struct DeviceFunctions {
     NMC_VULKAN_DEVICE_FUNCTIONS(NMC_VULKAN_DECLARE)

@@ -9,17 +9,21 @@
 
 #include "decoder/cpu/reference_math.h"
 #include "runtime/vulkan/gpu_model.h"
+#include "runtime/vulkan/shaders/model_layout.h"
 #include "runtime/vulkan/vulkan_api.h"
 
 // SPIR-V compiled from runtime/vulkan/shaders at build time (runtime/vulkan/CMakeLists.txt).
 #include <cstdint>  // the SPIR-V arrays are uint32_t
+#include "runtime/vulkan/spirv/decode_mip_coopmat.h"
 #include "runtime/vulkan/spirv/decode_mip_scalar.h"
 
 namespace nmc {
 namespace vulkan_detail {
 namespace {
 
-constexpr uint32_t kWorkgroupSize = 64;                   // decode_mip_scalar.comp's local_size_x
+constexpr uint32_t kWorkgroupSize = 64;  // decode_mip_scalar.comp's and decode_mip_coopmat.comp's local_size_x
+constexpr uint32_t kCooperativeSubgroupSize = 32;         // decode_mip_coopmat.comp's kSubgroup
+constexpr uint32_t kCooperativeTile = 16;                 // its M, N and K
 constexpr uint64_t kMaxGroupsPerDispatch = 65535;         // maxComputeWorkGroupCount[0]'s guaranteed minimum
 constexpr uint64_t kMaxChunkBytes = uint64_t{256} << 20;  // the output buffer of one dispatch
 
@@ -118,6 +122,7 @@ struct Session {
     uint64_t chunk_texels = 0;
 
     VulkanDeviceInfo info;
+    VulkanNetworkPath path = VulkanNetworkPath::scalar;
     MaterialInfo material;
     std::vector<TextureLayout> textures;
     int channel_count = 0;
@@ -230,12 +235,63 @@ struct Session {
         vkd.vkCmdDispatch(commands, (texels + kWorkgroupSize - 1) / kWorkgroupSize, 1, 1);
     }
 
-    Status open(int requested_device);
+    Status open(int requested_device, VulkanNetworkPath requested_path);
+    std::string cooperative_matrix_missing(uint32_t api_version);
     Status upload(const GpuModel& gpu_model);
     Status create_pipeline(int max_width);
 };
 
-Status Session::open(int requested_device) {
+// Why the device cannot run decode_mip_coopmat.comp, or "" when it can: VK_NV_cooperative_matrix with 16x16x16
+// binary16 x binary16 + float32 subgroup matrices, binary16 arithmetic and 16-bit storage buffers (Vulkan 1.2), and
+// subgroups of 32 in compute shaders.
+std::string Session::cooperative_matrix_missing(uint32_t api_version) {
+    uint32_t count = 0;
+    vki.vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> extensions(count);
+    vki.vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, extensions.data());
+    bool listed = false;
+    for (const VkExtensionProperties& e : extensions)
+        listed = listed || std::strcmp(e.extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
+    if (!listed || vki.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV == nullptr)
+        return "the device has no " VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (api_version < VK_API_VERSION_1_2) return "the device supports Vulkan " + info.api_version + ", not 1.2";
+    auto matrix_features = vk_struct<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+    auto storage16 =
+        vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+    auto float16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+    matrix_features.pNext = &storage16;
+    storage16.pNext = &float16;
+    auto features = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+    features.pNext = &matrix_features;
+    vki.vkGetPhysicalDeviceFeatures2(physical, &features);
+    if (!matrix_features.cooperativeMatrix) return "cooperativeMatrix is not supported";
+    if (!storage16.storageBuffer16BitAccess) return "storageBuffer16BitAccess is not supported";
+    if (!float16.shaderFloat16) return "shaderFloat16 is not supported";
+    auto subgroup =
+        vk_struct<VkPhysicalDeviceSubgroupProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
+    auto properties = vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+    properties.pNext = &subgroup;
+    vki.vkGetPhysicalDeviceProperties2(physical, &properties);
+    if (subgroup.subgroupSize != kCooperativeSubgroupSize)
+        return "subgroups are " + std::to_string(subgroup.subgroupSize) + " invocations, not 32";
+    count = 0;
+    vki.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(physical, &count, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> shapes(
+        count, vk_struct<VkCooperativeMatrixPropertiesNV>(VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV));
+    vki.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(physical, &count, shapes.data());
+    for (const VkCooperativeMatrixPropertiesNV& m : shapes) {
+        if (m.MSize == kCooperativeTile && m.NSize == kCooperativeTile && m.KSize == kCooperativeTile &&
+            m.AType == VK_COMPONENT_TYPE_FLOAT16_NV && m.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            m.CType == VK_COMPONENT_TYPE_FLOAT32_NV && m.DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+            m.scope == VK_SCOPE_SUBGROUP_NV)
+            return "";
+    }
+    return "no 16x16x16 float16 x float16 + float32 subgroup matrix among its " + std::to_string(count) + " shapes";
+}
+
+Status Session::open(int requested_device, VulkanNetworkPath requested_path) {
     Result<const GlobalFunctions*> loaded = load_vulkan();
     if (!loaded.ok()) return loaded.status();
     global = loaded.value();
@@ -246,7 +302,7 @@ Status Session::open(int requested_device) {
                       "the Vulkan loader is version " + version_string(loader_version) + "; nmc needs Vulkan 1.1");
     auto app = vk_struct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
     app.pApplicationName = "nmc";
-    app.apiVersion = VK_API_VERSION_1_1;
+    app.apiVersion = loader_version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1;
     auto create = vk_struct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
     create.pApplicationInfo = &app;
     const VkResult made = global->vkCreateInstance(&create, nullptr, &instance);
@@ -279,8 +335,10 @@ Status Session::open(int requested_device) {
     physical = devices[static_cast<size_t>(index)];
     VkPhysicalDeviceProperties properties;
     vki.vkGetPhysicalDeviceProperties(physical, &properties);
-    info = {index, properties.deviceName, device_type_name(properties.deviceType),
-            version_string(properties.apiVersion)};
+    info.index = index;
+    info.name = properties.deviceName;
+    info.type = device_type_name(properties.deviceType);
+    info.api_version = version_string(properties.apiVersion);
     if (properties.apiVersion < VK_API_VERSION_1_1)
         return Status(StatusCode::backend_unavailable, "vulkan:" + std::to_string(index) + " (" + info.name +
                                                            ") supports Vulkan " + info.api_version + "; nmc needs 1.1");
@@ -302,6 +360,17 @@ Status Session::open(int requested_device) {
         return Status(StatusCode::backend_unavailable,
                       "vulkan:" + std::to_string(index) + " (" + info.name + ") has no compute queue");
 
+    // The network path: the cooperative-matrix one where asked for or, by default, where the device has it.
+    const std::string missing = cooperative_matrix_missing(properties.apiVersion);
+    info.cooperative_matrix = missing.empty();
+    info.cooperative_matrix_detail = missing.empty() ? "16x16x16 fp16 -> fp32, subgroups of 32" : missing;
+    if (requested_path == VulkanNetworkPath::cooperative_matrix && !info.cooperative_matrix)
+        return Status(StatusCode::backend_unavailable, "vulkan:" + std::to_string(index) + " (" + info.name +
+                                                           ") cannot run the cooperative-matrix path: " + missing);
+    path = requested_path == VulkanNetworkPath::scalar || !info.cooperative_matrix
+               ? VulkanNetworkPath::scalar
+               : VulkanNetworkPath::cooperative_matrix;
+
     const float priority = 1.0f;
     auto queue_info = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
     queue_info.queueFamilyIndex = queue_family;
@@ -310,6 +379,23 @@ Status Session::open(int requested_device) {
     auto device_info = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
     device_info.queueCreateInfoCount = 1;
     device_info.pQueueCreateInfos = &queue_info;
+    auto matrix_features = vk_struct<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+    auto storage16 =
+        vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+    auto float16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+    const char* extension = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (path == VulkanNetworkPath::cooperative_matrix) {
+        matrix_features.cooperativeMatrix = VK_TRUE;
+        storage16.storageBuffer16BitAccess = VK_TRUE;
+        float16.shaderFloat16 = VK_TRUE;
+        matrix_features.pNext = &storage16;
+        storage16.pNext = &float16;
+        device_info.pNext = &matrix_features;
+        device_info.enabledExtensionCount = 1;
+        device_info.ppEnabledExtensionNames = &extension;
+    }
     NMC_VK(vki.vkCreateDevice(physical, &device_info, nullptr, &device));
     NMC_RETURN_IF_ERROR(load_device_functions(vki, device, vkd));
     vkd.vkGetDeviceQueue(device, queue_family, 0, &queue);
@@ -371,15 +457,19 @@ Status Session::upload(const GpuModel& gpu_model) {
 }
 
 Status Session::create_pipeline(int max_width) {
-    VkDescriptorSetLayoutBinding bindings[2]{};
-    for (uint32_t i = 0; i < 2; ++i) {
+    // Bindings: 0 the model buffer, 1 the output, and for the cooperative-matrix path 2 the model buffer again (its
+    // binary16 weights).
+    const bool cooperative = path == VulkanNetworkPath::cooperative_matrix;
+    const uint32_t binding_count = cooperative ? 3 : 2;
+    VkDescriptorSetLayoutBinding bindings[3]{};
+    for (uint32_t i = 0; i < binding_count; ++i) {
         bindings[i].binding = i;
         bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         bindings[i].descriptorCount = 1;
         bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
     auto set_info = vk_struct<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
-    set_info.bindingCount = 2;
+    set_info.bindingCount = binding_count;
     set_info.pBindings = bindings;
     NMC_VK(vkd.vkCreateDescriptorSetLayout(device, &set_info, nullptr, &set_layout));
     const VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
@@ -391,13 +481,14 @@ Status Session::create_pipeline(int max_width) {
     NMC_VK(vkd.vkCreatePipelineLayout(device, &layout_info, nullptr, &pipeline_layout));
 
     auto module_info = vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
-    module_info.codeSize = sizeof(nmc_spirv_decode_mip_scalar);
-    module_info.pCode = nmc_spirv_decode_mip_scalar;
+    module_info.codeSize = cooperative ? sizeof(nmc_spirv_decode_mip_coopmat) : sizeof(nmc_spirv_decode_mip_scalar);
+    module_info.pCode = cooperative ? nmc_spirv_decode_mip_coopmat : nmc_spirv_decode_mip_scalar;
     VkShaderModule module = VK_NULL_HANDLE;
     NMC_VK(vkd.vkCreateShaderModule(device, &module_info, nullptr, &module));
-    const int32_t width = max_width;
-    const VkSpecializationMapEntry entry{0, 0, sizeof(width)};
-    VkSpecializationInfo specialization{1, &entry, sizeof(width), &width};
+    // Specialization constants: 0 the widest layer, 1 (cooperative-matrix path) that width padded to 16.
+    const uint32_t widths[2] = {static_cast<uint32_t>(max_width), NMC_PADDED(static_cast<uint32_t>(max_width))};
+    const VkSpecializationMapEntry entries[2] = {{0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(uint32_t)}};
+    VkSpecializationInfo specialization{cooperative ? 2u : 1u, entries, sizeof(widths), widths};
     auto pipeline_info = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
     pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -409,7 +500,7 @@ Status Session::create_pipeline(int max_width) {
     vkd.vkDestroyShaderModule(device, module, nullptr);
     NMC_VK(made);
 
-    const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2};
+    const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, binding_count};
     auto pool_info = vk_struct<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
     pool_info.maxSets = 1;
     pool_info.poolSizeCount = 1;
@@ -420,9 +511,10 @@ Status Session::create_pipeline(int max_width) {
     allocate.descriptorSetCount = 1;
     allocate.pSetLayouts = &set_layout;
     NMC_VK(vkd.vkAllocateDescriptorSets(device, &allocate, &descriptor_set));
-    const VkDescriptorBufferInfo buffers[2] = {{model.buffer, 0, VK_WHOLE_SIZE}, {output.buffer, 0, VK_WHOLE_SIZE}};
-    VkWriteDescriptorSet writes[2]{};
-    for (uint32_t i = 0; i < 2; ++i) {
+    const VkDescriptorBufferInfo buffers[3] = {
+        {model.buffer, 0, VK_WHOLE_SIZE}, {output.buffer, 0, VK_WHOLE_SIZE}, {model.buffer, 0, VK_WHOLE_SIZE}};
+    VkWriteDescriptorSet writes[3]{};
+    for (uint32_t i = 0; i < binding_count; ++i) {
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstSet = descriptor_set;
         writes[i].dstBinding = i;
@@ -430,7 +522,7 @@ Status Session::create_pipeline(int max_width) {
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[i].pBufferInfo = &buffers[i];
     }
-    vkd.vkUpdateDescriptorSets(device, 2, writes, 0, nullptr);
+    vkd.vkUpdateDescriptorSets(device, binding_count, writes, 0, nullptr);
 
     if (timestamp_period_ns > 0) {
         auto query_info = vk_struct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
@@ -449,7 +541,7 @@ Result<std::vector<VulkanDeviceInfo>> list_vulkan_devices() {
     std::vector<VulkanDeviceInfo> list;
     for (int i = 0;; ++i) {
         Session session;
-        const Status opened = session.open(i);
+        const Status opened = session.open(i, VulkanNetworkPath::scalar);
         if (opened.ok()) {
             list.push_back(session.info);
             continue;
@@ -467,14 +559,30 @@ Result<VulkanDecoder> VulkanDecoder::create(const Pack& pack, const VulkanDecode
     session->material = pack.material;
     session->textures = pack.textures;
     session->channel_count = static_cast<int>(pack.channels.size());
-    NMC_RETURN_IF_ERROR(session->open(options.device));
+    NMC_RETURN_IF_ERROR(session->open(options.device, options.path));
     NMC_RETURN_IF_ERROR(session->upload(gpu_model.value()));
     NMC_RETURN_IF_ERROR(session->create_pipeline(gpu_model->max_width));
     return VulkanDecoder(std::move(session));
 }
 
+const char* to_string(VulkanNetworkPath path) {
+    switch (path) {
+        case VulkanNetworkPath::automatic:
+            return "automatic";
+        case VulkanNetworkPath::scalar:
+            return "scalar";
+        case VulkanNetworkPath::cooperative_matrix:
+            return "cooperative_matrix";
+    }
+    return "unknown";
+}
+
 const VulkanDeviceInfo& VulkanDecoder::device() const {
     return session_->info;
+}
+
+VulkanNetworkPath VulkanDecoder::path() const {
+    return session_->path;
 }
 
 int VulkanDecoder::channel_count() const {

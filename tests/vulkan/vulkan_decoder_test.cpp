@@ -23,15 +23,25 @@ Pack with_arithmetic(Pack pack, Arithmetic arithmetic) {
     return pack;
 }
 
-// Every mip of the pack on the Vulkan decoder and the CPU's portable kernel; value for value (== also equates
-// -0.0 and +0.0, the same value).
-void expect_equal_to_portable_kernel(const Pack& pack) {
+VulkanDecoderOptions on_path(VulkanNetworkPath path) {
+    VulkanDecoderOptions options;
+    options.path = path;
+    return options;
+}
+
+// Every mip of the pack on the Vulkan decoder and the CPU's portable kernel. Values further apart than `tolerance`
+// (0: value for value; == also equates -0.0 and +0.0, the same value) may be at most `max_fraction` of all.
+void expect_agreement_with_portable_kernel(const Pack& pack, VulkanNetworkPath path, float tolerance = 0.0f,
+                                           double max_fraction = 0.0) {
     CpuDecoderOptions cpu_options;
     cpu_options.isa = CpuIsa::portable;
     Result<CpuDecoder> cpu = CpuDecoder::create(pack, cpu_options);
     ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
-    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack);
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack, on_path(path));
     ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+    ASSERT_EQ(gpu->path(), path);
+    size_t beyond = 0;
+    size_t total = 0;
     for (int m = 0; m < pack.material.mip_count; ++m) {
         std::vector<std::vector<float>> expected;
         std::vector<std::vector<float>> got;
@@ -43,23 +53,48 @@ void expect_equal_to_portable_kernel(const Pack& pack) {
             size_t differing = 0;
             size_t first = 0;
             for (size_t t = 0; t < got[c].size(); ++t) {
-                if (!(got[c][t] == expected[c][t])) {
-                    if (differing++ == 0) first = t;
-                }
+                const bool equal = tolerance == 0.0f ? got[c][t] == expected[c][t]
+                                                     : std::fabs(got[c][t] - expected[c][t]) <= tolerance;
+                if (!equal && differing++ == 0) first = t;
             }
-            EXPECT_EQ(differing, 0u) << "mip " << m << " channel " << c << ": " << differing << " of " << got[c].size()
-                                     << " texels differ; first at " << first << ": " << got[c][first] << " vs "
-                                     << expected[c][first];
+            if (max_fraction == 0.0) {
+                EXPECT_EQ(differing, 0u) << "mip " << m << " channel " << c << ": " << differing << " of "
+                                         << got[c].size() << " texels differ; first at " << first << ": "
+                                         << got[c][first] << " vs " << expected[c][first];
+            }
+            beyond += differing;
+            total += got[c].size();
         }
     }
+    EXPECT_LE(static_cast<double>(beyond), max_fraction * static_cast<double>(total))
+        << beyond << " of " << total << " values differ by more than " << tolerance;
 }
+
+void expect_equal_to_portable_kernel(const Pack& pack) {
+    expect_agreement_with_portable_kernel(pack, VulkanNetworkPath::scalar);
+}
+
+// The first device that runs the cooperative-matrix path, or -1.
+int cooperative_matrix_device() {
+    Result<std::vector<VulkanDeviceInfo>> devices = list_vulkan_devices();
+    if (!devices.ok()) return -1;
+    for (const VulkanDeviceInfo& d : *devices)
+        if (d.cooperative_matrix) return d.index;
+    return -1;
+}
+
+// General packs' tolerance where only the order of each layer's sum differs: tests/decoder/cpu_decoder_test.cpp
+// derives it (3e-3 in the output, a few texels in 10^3 flipping an E4M3 rounding).
+constexpr float kSumOrderTolerance = 3e-3f;
+constexpr double kMaxFractionBeyondTolerance = 0.01;
 
 TEST(VulkanDecoder, ListsADevice) {
     Result<std::vector<VulkanDeviceInfo>> devices = list_vulkan_devices();
     ASSERT_TRUE(devices.ok()) << devices.status().to_string() << " (install mesa-vulkan-drivers for lavapipe)";
     ASSERT_FALSE(devices->empty());
     for (const VulkanDeviceInfo& d : *devices)
-        std::printf("vulkan:%d %s (%s, Vulkan %s)\n", d.index, d.name.c_str(), d.type.c_str(), d.api_version.c_str());
+        std::printf("vulkan:%d %s (%s, Vulkan %s; cooperative matrices: %s)\n", d.index, d.name.c_str(), d.type.c_str(),
+                    d.api_version.c_str(), d.cooperative_matrix_detail.c_str());
 }
 
 TEST(VulkanDecoder, ExactSumPacksEqualTheCpuInBothArithmetics) {
@@ -118,7 +153,7 @@ TEST(VulkanDecoder, TexturesEqualTheCpu) {
     CpuDecoderOptions cpu_options;
     cpu_options.isa = CpuIsa::portable;
     Result<CpuDecoder> cpu = CpuDecoder::create(pack.value(), cpu_options);
-    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack.value());
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack.value(), on_path(VulkanNetworkPath::scalar));
     ASSERT_TRUE(cpu.ok() && gpu.ok());
     for (size_t t = 0; t < pack->textures.size(); ++t) {
         for (int m = 0; m < pack->material.mip_count; ++m) {
@@ -128,6 +163,57 @@ TEST(VulkanDecoder, TexturesEqualTheCpu) {
             EXPECT_EQ(got->pixels, expected->pixels) << "texture " << t << " mip " << m;
             EXPECT_EQ(got->sample_type, expected->sample_type);
         }
+    }
+}
+
+// The tensor-core path: where a device has it, the exact-sum packs equal the CPU bit for bit in both arithmetics (any
+// summation order gives the exact sums) and general packs agree within the summation-order tolerance; automatic takes
+// it. Elsewhere (lavapipe), asking for it is a clear error and automatic runs the scalar path. NMC_REQUIRE_GPU builds
+// (scripts/gpu-check.sh) fail without such a device.
+TEST(VulkanDecoder, CooperativeMatrixPathAgreesWhereTheDeviceHasIt) {
+    const Pack pack = test::make_random_pack(test::exact_sum_cases()[0].options);
+    const int device = cooperative_matrix_device();
+    if (device < 0) {
+#if NMC_REQUIRE_GPU
+        FAIL() << "no Vulkan device runs the cooperative-matrix path";
+#endif
+        Result<VulkanDecoder> refused = VulkanDecoder::create(pack, on_path(VulkanNetworkPath::cooperative_matrix));
+        ASSERT_FALSE(refused.ok());
+        EXPECT_EQ(refused.status().code(), StatusCode::backend_unavailable);
+        EXPECT_NE(refused.status().message().find("cannot run the cooperative-matrix path: "), std::string::npos)
+            << refused.status().to_string();
+        Result<VulkanDecoder> automatic = VulkanDecoder::create(pack);
+        ASSERT_TRUE(automatic.ok());
+        EXPECT_EQ(automatic->path(), VulkanNetworkPath::scalar);
+        return;
+    }
+    Result<VulkanDecoder> automatic = VulkanDecoder::create(pack);
+    ASSERT_TRUE(automatic.ok());
+    if (automatic->device().index == device) {
+        EXPECT_EQ(automatic->path(), VulkanNetworkPath::cooperative_matrix);
+    }
+    for (const test::ExactCase& c : test::exact_sum_cases()) {
+        for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
+            SCOPED_TRACE(std::string(c.name) + ", " + to_string(a));
+            expect_agreement_with_portable_kernel(with_arithmetic(test::make_random_pack(c.options), a),
+                                                  VulkanNetworkPath::cooperative_matrix);
+        }
+    }
+    test::RandomPackOptions o;
+    o.width = 96;
+    o.height = 80;
+    o.feature_count = 16;
+    o.channel_count = 12;
+    o.max_e4m3_weight = 448.0f;
+    o.e4m3_scales = true;
+    o.int8_last_layer = false;
+    o.wide_channel_ranges = true;
+    o.seed = 11;
+    for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
+        SCOPED_TRACE(std::string("general pack, ") + to_string(a));
+        expect_agreement_with_portable_kernel(with_arithmetic(test::make_random_pack(o), a),
+                                              VulkanNetworkPath::cooperative_matrix, kSumOrderTolerance,
+                                              kMaxFractionBeyondTolerance);
     }
 }
 

@@ -45,6 +45,12 @@
 #define NMC_LAYER_WEIGHTS 2            // word offset of N * I float32 weights, row-major (W[n][i] at n * I + i)
 #define NMC_LAYER_SCALES 3             // word offset of N float32 scales (1.0 where the layer has none)
 #define NMC_LAYER_BIASES 4             // word offset of N float32 biases (the binary16 values, converted)
+// Word offset (a multiple of 4: 16-byte aligned) of the weights for cooperative-matrix products: the transposed
+// matrix B[k][n] = W[n][k] as binary16 (E4M3 and Int8 values are exact), row-major, NMC_PADDED(I) rows of
+// NMC_PADDED(N), zero beyond the matrix.
+#define NMC_LAYER_WEIGHTS_HALF 5
+// A width rounded up to the cooperative matrices' 16.
+#define NMC_PADDED(width) (((width) + 15u) & ~15u)
 
 // Per mip m: NMC_MIP_WORDS words at NMC_HEADER_MIPS + m * NMC_MIP_WORDS: the texel-centre tables of whole-mip
 // decoding (spec 8: u = (x + 0.5) / w_m, computed on the host, where division is correctly rounded).

@@ -186,16 +186,14 @@ float nmc_saw(float t) {
     return r;
 }
 
-// spec 8.1-8.7: the C pack-channel values of query (u, v, mip) into channels[0 .. C-1]. mip must be below the
-// pack's mip count and |u|, |v| at most 65536.
-void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
+bool nmc_binary16() {
+    return nmc_word(NMC_HEADER_ARITHMETIC) == NMC_ARITHMETIC_BINARY16;
+}
+
+// spec 8.1-8.6: layer 0's input x' (rounded to E4M3) of query (u, v, mip) into nmc_vectors[0][0 .. input_width-1].
+void nmc_layer0_input(float u, float v, uint mip) {
     const uint features = nmc_word(NMC_HEADER_FEATURE_COUNT);
     const uint levels = nmc_word(NMC_HEADER_LEVEL_COUNT);
-    const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
-    const bool binary16 = nmc_word(NMC_HEADER_ARITHMETIC) == NMC_ARITHMETIC_BINARY16;
-    const float one_third =
-        nmc_float(binary16 ? NMC_HEADER_ONE_THIRD_BINARY16 : NMC_HEADER_ONE_THIRD_FLOAT32);
-
     // 8.1: k0 = min(m, K - 2), k1 = k0 + 1. 8.5: x = features of k0, features of k1, the positional encoding of
     // k0's position (8.4), the LOD input m * 0.25, zeros.
     const uint k0 = min(mip, levels - 2u);
@@ -218,30 +216,52 @@ void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
     for (uint i = 2u * features + 13u; i < input_width; ++i) nmc_vectors[0][i] = 0.0;
     // 8.6: every layer's input rounded to E4M3.
     for (uint i = 0u; i < input_width; ++i) nmc_vectors[0][i] = nmc_round_fp8(nmc_vectors[0][i]);
+}
 
+// spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add) for output n of the layer whose
+// header is at `layer`.
+float nmc_layer_output(uint layer, uint n, float acc) {
+    precise float y = acc * nmc_float(nmc_word(layer + NMC_LAYER_SCALES) + n) +
+                      nmc_float(nmc_word(layer + NMC_LAYER_BIASES) + n);
+    return y;
+}
+
+// spec 8.6: a hidden layer's output y activated and rounded to E4M3, the next layer's input.
+float nmc_hidden_activation(float y) {
+    const bool binary16 = nmc_binary16();
+    const float one_third = nmc_float(binary16 ? NMC_HEADER_ONE_THIRD_BINARY16 : NMC_HEADER_ONE_THIRD_FLOAT32);
+    return nmc_round_fp8(binary16 ? nmc_hgelu_binary16(y, one_third) : nmc_hgelu_float32(y, one_third));
+}
+
+// spec 8.7: value = lo + (hi - lo) * min(max(o, 0), 1) for pack channel c.
+float nmc_output_transform(float o, uint c) {
+    const uint range = nmc_word(NMC_HEADER_CHANNEL_RANGES) + 2u * c;
+    const float lo = nmc_float(range);
+    const float hi = nmc_float(range + 1u);
+    precise float value = lo + (hi - lo) * nmc_min(nmc_max(o, 0.0), 1.0);
+    return value;
+}
+
+// spec 8.1-8.7: the C pack-channel values of query (u, v, mip) into channels[0 .. C-1]. mip must be below the
+// pack's mip count and |u|, |v| at most 65536.
+void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
+    nmc_layer0_input(u, v, mip);
+    const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
     for (uint l = 0u; l < layers; ++l) {
         const uint layer = NMC_HEADER_LAYERS + l * NMC_LAYER_WORDS;
         const uint inputs = nmc_word(layer + NMC_LAYER_INPUT_WIDTH);
         const uint outputs = nmc_word(layer + NMC_LAYER_OUTPUT_WIDTH);
         const uint weights = nmc_word(layer + NMC_LAYER_WEIGHTS);
-        const uint scales = nmc_word(layer + NMC_LAYER_SCALES);
-        const uint biases = nmc_word(layer + NMC_LAYER_BIASES);
         const uint from = l & 1u;
         for (uint n = 0u; n < outputs; ++n) {
-            // acc[n] = sum over i of W[n][i] * x'[i] (float32, in input order); y = acc * scale + bias.
+            // acc[n] = sum over i of W[n][i] * x'[i] (float32, in input order).
             precise float acc = 0.0;
             for (uint i = 0u; i < inputs; ++i) acc = acc + nmc_float(weights + n * inputs + i) * nmc_vectors[from][i];
-            precise float y = acc * nmc_float(scales + n) + nmc_float(biases + n);
+            const float y = nmc_layer_output(layer, n, acc);
             if (l + 1u < layers) {
-                const float a = binary16 ? nmc_hgelu_binary16(y, one_third) : nmc_hgelu_float32(y, one_third);
-                nmc_vectors[from ^ 1u][n] = nmc_round_fp8(a);
+                nmc_vectors[from ^ 1u][n] = nmc_hidden_activation(y);
             } else {
-                // 8.7: value = lo + (hi - lo) * min(max(o, 0), 1).
-                const uint range = nmc_word(NMC_HEADER_CHANNEL_RANGES) + 2u * n;
-                const float lo = nmc_float(range);
-                const float hi = nmc_float(range + 1u);
-                precise float value = lo + (hi - lo) * nmc_min(nmc_max(y, 0.0), 1.0);
-                channels[n] = value;
+                channels[n] = nmc_output_transform(y, n);
             }
         }
     }
