@@ -14,6 +14,10 @@
 #include "format/pack.h"
 #include "runtime/vulkan/vulkan_decoder.h"
 #include "tests/decoder/random_pack.h"
+#if NMC_HAS_TRAINER
+#include "tests/cli/nmc_process.h"
+#include "tests/validate/constant_pack.h"
+#endif
 
 namespace nmc {
 namespace {
@@ -216,6 +220,32 @@ TEST(VulkanDecoder, CooperativeMatrixPathAgreesWhereTheDeviceHasIt) {
                                               kMaxFractionBeyondTolerance);
     }
 }
+
+#if NMC_HAS_TRAINER
+// Packs the trainer writes (`nmc compress` on two shared materials, a short run: real weight and latent statistics,
+// the default network, both arithmetics) decode to the CPU portable kernel's values on every texel of every mip.
+TEST(VulkanDecoder, FreshlyCompressedSharedMaterialsEqualTheCpu) {
+    testing::TempDir dir;
+    const std::string materials = std::string(NMC_SHARED_DIR) + "/materials/";
+    const struct {
+        const char* material;
+        const char* arithmetic;
+    } cases[] = {{"gltf_flighthelmet_leather_512", "binary16"}, {"polyhaven_factory_wall_1k", "float32"}};
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.material);
+        const std::string pack_path = dir.file(std::string(c.material) + ".nmc");
+        const test::CommandResult r =
+            test::run_nmc("compress '" + materials + c.material + "' -o '" + pack_path +
+                              "' --quality fast --steps 100 --bpp 4 --seed 1 --arithmetic " + c.arithmetic,
+                          dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        Result<Pack> pack = read_pack_file(pack_path);
+        ASSERT_TRUE(pack.ok()) << pack.status().to_string();
+        EXPECT_EQ(to_string(pack->network.arithmetic), std::string(c.arithmetic));
+        expect_equal_to_portable_kernel(pack.value());
+    }
+}
+#endif
 
 TEST(VulkanDecoder, ABrokenPackNeverReachesTheDevice) {
     Pack pack = test::make_random_pack(test::exact_sum_cases()[0].options);

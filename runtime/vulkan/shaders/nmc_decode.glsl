@@ -8,7 +8,7 @@
 // buffer (runtime/vulkan/gpu_model.h builds it; layout in model_layout.h) is read-only storage, one per pack.
 //
 // Every arithmetic result below is `precise` (SPIR-V NoContraction): spec 2 forbids fusing a multiply and an add
-// that it writes as two operations, and the emulated roundings rely on exact IEEE float32 steps.
+// that it writes as two operations, and the roundings done with float32 steps rely on each being exact IEEE.
 #ifndef NMC_DECODE_GLSL
 #define NMC_DECODE_GLSL
 
@@ -65,25 +65,20 @@ float nmc_round_fp8(float x) {
     return uintBitsToFloat(r);
 }
 
-// spec 2.2: f16(v) of the exact value v = x + e, where x is float32 and e, much smaller than x's half step, is known
-// only by its direction: sticky > 0 when e moves v away from zero, < 0 towards zero, 0 when v = x. Nearest, ties to
-// even; magnitudes from 65504 up saturate to 65504. Returned as float32 (exact).
-float nmc_round_f16(float x, int sticky) {
+// spec 2.2: f16(x) of a float32 x: nearest, ties to even; magnitudes from 65504 up saturate to 65504. Returned as
+// float32 (exact).
+float nmc_round_f16(float x) {
     const uint b = floatBitsToUint(x);
     const uint magnitude = b & 0x7FFFFFFFu;
     uint r;
     if (magnitude >= 0x477FE000u) {
         r = 0x477FE000u;  // 65504
     } else if (magnitude < 0x38800000u) {
-        // below 2^-14: binary16 subnormals, multiples of 2^-24; float32's step in [0.5, 1) is 2^-24. Callers pass
-        // sticky = 0 here (the values they round in this range are exact float32 values).
+        // below 2^-14: binary16 subnormals, multiples of 2^-24; float32's step in [0.5, 1) is 2^-24.
         precise float t = (uintBitsToFloat(magnitude) + 0.5) - 0.5;
         r = floatBitsToUint(t);
     } else {
-        const uint dropped = magnitude & 0x1FFFu;  // the 13 mantissa bits binary16 lacks
-        r = magnitude - dropped;
-        const bool even = (r & 0x2000u) == 0u;
-        if (dropped > 0x1000u || (dropped == 0x1000u && (sticky > 0 || (sticky == 0 && !even)))) r += 0x2000u;
+        r = (magnitude + 0xFFFu + ((magnitude >> 13) & 1u)) & ~0x1FFFu;  // 10 mantissa bits, ties to even
     }
     return uintBitsToFloat(r | (b & 0x80000000u));
 }
@@ -97,18 +92,15 @@ float nmc_hgelu_float32(float y, float one_third) {
 }
 
 // spec 8.6, binary16 arithmetic: h = f16(y); t = min(max(f16(h * c + 0.5), 0), 1); a = f16(min(h, 3) * t).
-// h * c is exact in float32 (two binary16 values); the sum with 0.5 is exact whenever |h * c| >= 2^-3, and otherwise
-// its rounding error, found exactly by Knuth's two-sum, says which way the exact sum lies from the float32 one.
+// h * c and min(h, 3) * t are exact in float32 (products of two binary16 values). h * c + 0.5 is not always, but for
+// c = f16(1/3) rounding it to float32 first never changes its binary16 rounding, for any binary16 h (checked on every
+// h: tests/vulkan/shader_arithmetic_test.cpp against the reference, which rounds the exact value once).
 float nmc_hgelu_binary16(float y, float one_third) {
-    const float h = nmc_round_f16(y, 0);
-    precise float p = h * one_third;
-    precise float s = p + 0.5;
-    precise float pb = s - p;
-    precise float error = (p - (s - pb)) + (0.5 - pb);
-    const int sticky = error == 0.0 ? 0 : ((error > 0.0) == (s > 0.0) ? 1 : -1);
-    const float t = nmc_min(nmc_max(nmc_round_f16(s, sticky), 0.0), 1.0);
-    precise float a = nmc_min(h, 3.0) * t;  // exact: two binary16 values
-    return nmc_round_f16(a, 0);
+    const float h = nmc_round_f16(y);
+    precise float s = h * one_third + 0.5;
+    const float t = nmc_min(nmc_max(nmc_round_f16(s), 0.0), 1.0);
+    precise float a = nmc_min(h, 3.0) * t;
+    return nmc_round_f16(a);
 }
 
 // spec 8.3: a texel coordinate wrapped (x mod size, non-negative) or clamped to 0 .. size-1.
@@ -159,10 +151,10 @@ vec2 nmc_sample_level(uint k, float u, float v, uint first) {
     precise float w01 = gx * fy;
     precise float w11 = fx * fy;
     if (binary16) {
-        w00 = nmc_round_f16(w00, 0);
-        w10 = nmc_round_f16(w10, 0);
-        w01 = nmc_round_f16(w01, 0);
-        w11 = nmc_round_f16(w11, 0);
+        w00 = nmc_round_f16(w00);
+        w10 = nmc_round_f16(w10);
+        w01 = nmc_round_f16(w01);
+        w11 = nmc_round_f16(w11);
     }
     const uint ta = (uint(ya) * uint(width) + uint(xa)) * features;
     const uint tb = (uint(ya) * uint(width) + uint(xb)) * features;

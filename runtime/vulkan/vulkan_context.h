@@ -1,0 +1,120 @@
+// The Vulkan plumbing the runtime's programs share (internal to runtime/vulkan and its tests): one device with a
+// compute queue, buffers, one-time command submission, and compute pipelines from embedded SPIR-V.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "runtime/vulkan/vulkan_api.h"
+#include "runtime/vulkan/vulkan_decoder.h"
+
+namespace nmc::vulkan_detail {
+
+Status vulkan_error(const char* call, VkResult result);
+
+// Returns the Status of a failed Vulkan call (io_error naming the call and the VkResult).
+#define NMC_VK(call)                                                                                      \
+    do {                                                                                                  \
+        const VkResult nmc_vk_result = (call);                                                            \
+        if (nmc_vk_result != VK_SUCCESS) return ::nmc::vulkan_detail::vulkan_error(#call, nmc_vk_result); \
+    } while (0)
+
+// A zero-initialised Vulkan structure of type `type`.
+template <typename T>
+T vk_struct(VkStructureType type) {
+    T value{};
+    value.sType = type;
+    return value;
+}
+
+struct Buffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;
+    void* mapped = nullptr;  // host-visible buffers stay mapped
+};
+
+// An instance and one device with a compute queue, one command buffer and a fence. Where the device runs the
+// cooperative-matrix pipeline (info().cooperative_matrix), its extension and features are enabled.
+class Context {
+public:
+    // Device `index` of the loader's list; -1: the first GPU (discrete, then integrated, then virtual), else the first
+    // device. backend_unavailable without a loader, a driver, such a device or Vulkan 1.1.
+    static Result<std::unique_ptr<Context>> open(int index);
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    const VulkanDeviceInfo& info() const { return info_; }
+    const VkPhysicalDeviceLimits& limits() const { return limits_; }
+    float timestamp_period_ns() const { return timestamp_period_ns_; }  // 0: the queue has no timestamps
+    const DeviceFunctions& vk() const { return vkd_; }
+    VkDevice device() const { return device_; }
+    VkCommandBuffer commands() const { return commands_; }
+
+    // A buffer in memory with all of `required` properties, preferring memory that also has `preferred`; host-visible
+    // buffers are mapped.
+    Status create_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
+                         VkMemoryPropertyFlags preferred, Buffer& out);
+    // A device-local storage buffer holding `size` bytes of `data` (through a staging buffer).
+    Status create_device_buffer(const void* data, VkDeviceSize size, VkBufferUsageFlags usage, Buffer& out);
+    void destroy(Buffer& b);
+
+    // Recording into commands() and running it to completion.
+    Status begin();
+    Status submit_and_wait();
+    void barrier(VkPipelineStageFlags from, VkAccessFlags from_access, VkPipelineStageFlags to,
+                 VkAccessFlags to_access);
+
+private:
+    Context() = default;
+    Status open_device(int index);
+    std::string cooperative_matrix_missing(uint32_t api_version);
+
+    const GlobalFunctions* global_ = nullptr;
+    InstanceFunctions vki_;
+    DeviceFunctions vkd_;
+    VkInstance instance_ = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+    VkPhysicalDeviceMemoryProperties memory_properties_{};
+    VkPhysicalDeviceLimits limits_{};
+    float timestamp_period_ns_ = 0;
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    uint32_t queue_family_ = 0;
+    VkCommandPool command_pool_ = VK_NULL_HANDLE;
+    VkCommandBuffer commands_ = VK_NULL_HANDLE;
+    VkFence fence_ = VK_NULL_HANDLE;
+    VulkanDeviceInfo info_;
+};
+
+// A compute pipeline from embedded SPIR-V with its storage buffers bound (binding i = buffers[i]), uint32
+// specialization constants (constant_id i = specialization[i]) and push constants of `push_bytes`.
+class ComputePipeline {
+public:
+    static Result<std::unique_ptr<ComputePipeline>> create(Context& context, const uint32_t* spirv, size_t spirv_bytes,
+                                                           const std::vector<VkBuffer>& buffers,
+                                                           const std::vector<uint32_t>& specialization,
+                                                           uint32_t push_bytes);
+    ~ComputePipeline();
+    ComputePipeline(const ComputePipeline&) = delete;
+    ComputePipeline& operator=(const ComputePipeline&) = delete;
+
+    // Records binding, the push constants and a dispatch of `groups` workgroups into context.commands().
+    void record_dispatch(const void* push, uint32_t groups) const;
+
+private:
+    explicit ComputePipeline(Context& context) : context_(context) {}
+    Context& context_;
+    uint32_t push_bytes_ = 0;
+    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    VkPipeline pipeline_ = VK_NULL_HANDLE;
+    VkDescriptorPool pool_ = VK_NULL_HANDLE;
+    VkDescriptorSet set_ = VK_NULL_HANDLE;
+};
+
+}  // namespace nmc::vulkan_detail
