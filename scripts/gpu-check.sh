@@ -31,7 +31,8 @@
 #                                  tiled kernel's figure in the same run) and Vulkan; the Vulkan loader, headers and
 #                                  glslangValidator come as Debian packages in .gl/ (the device tool's carry; made here
 #                                  with `cd .gl && apt-get download libvulkan1 libvulkan-dev glslang-tools vulkan-tools
-#                                  libwayland-client0 libx11-6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0`); then
+#                                  libwayland-client0 libx11-6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 libegl1
+#                                  libglvnd0 libopengl0 libgl1 libglx0 libgles2`); then
 #                                  vulkaninfo, the Vulkan decoder and CLI tests, nmc_vulkan_decoder_bench and
 #                                  nmc_cuda_decoder_bench (vulkan.txt: both tables)
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
@@ -138,23 +139,26 @@ if [ "$mode" = variants ]; then
 fi
 
 if [ "$mode" = vulkan ]; then
-  # The loader and headers into / (as the device tool's README does for loaders); vulkaninfo's X and Wayland client
-  # libraries into /tmp/vulkan-tools only, so that Debian's older copies never replace the machine's own.
+  # The loader, headers, glslangValidator and the GL dispatch libraries the NVIDIA driver's Vulkan library loads
+  # (libglvnd) into / (as the device tool's README does for loaders); vulkaninfo's X and Wayland client libraries
+  # into /tmp/vulkan-tools only, so that Debian's older copies never replace the machine's own.
   for deb in .gl/*.deb; do
     case "$(basename "$deb")" in
-      libvulkan* | glslang-tools*) dpkg -x "$deb" / ;;
+      libvulkan* | glslang-tools* | libegl1* | libglvnd0* | libopengl0* | libgl1* | libglx0* | libgles2*) dpkg -x "$deb" / ;;
       *) dpkg -x "$deb" /tmp/vulkan-tools ;;
     esac
   done
   ldconfig
-  if [ ! -e /usr/share/vulkan/icd.d/nvidia_icd.json ] && [ ! -e /etc/vulkan/icd.d/nvidia_icd.json ] &&
-    [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  fi
+  vulkaninfo() { LD_LIBRARY_PATH=/tmp/vulkan-tools/usr/lib/x86_64-linux-gnu /tmp/vulkan-tools/usr/bin/vulkaninfo "$@"; }
   step "vulkaninfo (vulkaninfo.txt)"
-  LD_LIBRARY_PATH=/tmp/vulkan-tools/usr/lib/x86_64-linux-gnu /tmp/vulkan-tools/usr/bin/vulkaninfo >"$out/vulkaninfo.txt" 2>&1
-  grep -E "deviceName|driverVersion|apiVersion" "$out/vulkaninfo.txt" | head -6
-  grep -oE "VK_(NV|KHR)_cooperative_(matrix|matrix2|vector)[^:]*: extension revision *[0-9]+" "$out/vulkaninfo.txt" | sort -u
+  if ! vulkaninfo >"$out/vulkaninfo.txt" 2>&1 && [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    echo "no driver through the default ICD files: VK_DRIVER_FILES=$VK_DRIVER_FILES" | tee -a "$out/summary.txt"
+    vulkaninfo >"$out/vulkaninfo.txt" 2>&1
+  fi
+  grep -E "deviceName|driverVersion|apiVersion|ERROR" "$out/vulkaninfo.txt" | head -8
+  grep -oE "VK_(NV|KHR)_cooperative_(matrix|matrix2|vector) *: extension revision *[0-9]+" "$out/vulkaninfo.txt" | sort -u
   step "configure and build (build-gpu-vulkan: no trainer, CUDA and Vulkan)"
   configure build-gpu-vulkan -DNMC_WITH_TRAINER=OFF -DNMC_WITH_VULKAN=ON >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
