@@ -83,6 +83,32 @@ Result<GpuModel> build_gpu_model(const Pack& pack) {
     words[NMC_HEADER_ONE_THIRD_FLOAT32] = float_bits(kOneThirdFloat32);
     words[NMC_HEADER_ONE_THIRD_BINARY16] = float_bits(kOneThirdBinary16);
 
+    // spec 5.4: what decoding a texture's source channels and file values needs (8.8-8.10).
+    words[NMC_HEADER_TEXTURE_COUNT] = static_cast<uint32_t>(pack.textures.size());
+    for (size_t t = 0; t < pack.textures.size(); ++t) {
+        const TextureLayout& texture = pack.textures[t];
+        uint32_t* w = &words[NMC_HEADER_TEXTURES + t * NMC_TEXTURE_WORDS];
+        w[NMC_TEXTURE_CHANNEL_COUNT] = static_cast<uint32_t>(texture.channels.size());
+        w[NMC_TEXTURE_NORMAL_MODE] = texture.normal_mode == NormalMode::xy    ? NMC_NORMAL_XY
+                                     : texture.normal_mode == NormalMode::xyz ? NMC_NORMAL_XYZ
+                                                                              : NMC_NORMAL_NONE;
+        w[NMC_TEXTURE_SAMPLE_TYPE] = texture.sample_type == SampleType::uint16    ? NMC_SAMPLE_UINT16
+                                     : texture.sample_type == SampleType::float16 ? NMC_SAMPLE_FLOAT16
+                                     : texture.sample_type == SampleType::float32 ? NMC_SAMPLE_FLOAT32
+                                                                                  : NMC_SAMPLE_UINT8;
+        w[NMC_TEXTURE_COLOR_SPACE] = texture.color_space == ColorSpace::srgb ? NMC_COLOR_SRGB : NMC_COLOR_LINEAR;
+        for (size_t i = 0; i < texture.channels.size(); ++i) {
+            const ChannelSource& source = texture.channels[i];
+            uint32_t* c = &w[NMC_TEXTURE_CHANNELS + 3 * i];
+            c[NMC_CHANNEL_KIND] = source.kind == ChannelSource::Kind::constant   ? NMC_SOURCE_CONSTANT
+                                  : source.kind == ChannelSource::Kind::normal_z ? NMC_SOURCE_NORMAL_Z
+                                                                                 : NMC_SOURCE_PACK;
+            if (source.invert) c[NMC_CHANNEL_KIND] |= NMC_SOURCE_INVERT;
+            c[NMC_CHANNEL_PACK_CHANNEL] = source.pack_channel < 0 ? 0u : static_cast<uint32_t>(source.pack_channel);
+            c[NMC_CHANNEL_CONSTANT] = float_bits(source.constant_value);
+        }
+    }
+
     // spec 5.3: the output ranges.
     std::vector<float> ranges;
     for (const ChannelInfo& channel : pack.channels) {

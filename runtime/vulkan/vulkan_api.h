@@ -21,6 +21,7 @@ namespace nmc::vulkan_detail {
     X(vkGetPhysicalDeviceProperties2)           \
     X(vkGetPhysicalDeviceQueueFamilyProperties) \
     X(vkGetPhysicalDeviceMemoryProperties)      \
+    X(vkGetPhysicalDeviceFormatProperties)      \
     X(vkEnumerateDeviceExtensionProperties)     \
     X(vkCreateDevice)                           \
     X(vkGetDeviceProcAddr)
@@ -60,6 +61,12 @@ namespace nmc::vulkan_detail {
     X(vkCmdDispatch)                   \
     X(vkCmdPipelineBarrier)            \
     X(vkCmdCopyBuffer)                 \
+    X(vkCmdCopyBufferToImage)          \
+    X(vkCmdCopyImageToBuffer)          \
+    X(vkCreateImage)                   \
+    X(vkDestroyImage)                  \
+    X(vkGetImageMemoryRequirements)    \
+    X(vkBindImageMemory)               \
     X(vkCmdWriteTimestamp)             \
     X(vkCmdResetQueryPool)             \
     X(vkCreateQueryPool)               \

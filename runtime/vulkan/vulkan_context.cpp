@@ -304,6 +304,68 @@ void Context::barrier(VkPipelineStageFlags from, VkAccessFlags from_access, VkPi
     vkd_.vkCmdPipelineBarrier(commands_, from, to, 0, 1, &b, 0, nullptr, 0, nullptr);
 }
 
+void Context::image_barrier(VkImage image, uint32_t mips, VkImageLayout old_layout, VkImageLayout new_layout,
+                            VkPipelineStageFlags from, VkAccessFlags from_access, VkPipelineStageFlags to,
+                            VkAccessFlags to_access) {
+    auto b = vk_struct<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
+    b.srcAccessMask = from_access;
+    b.dstAccessMask = to_access;
+    b.oldLayout = old_layout;
+    b.newLayout = new_layout;
+    b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = image;
+    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1};
+    vkd_.vkCmdPipelineBarrier(commands_, from, to, 0, 0, nullptr, 0, nullptr, 1, &b);
+}
+
+bool Context::format_supports(VkFormat format, VkFormatFeatureFlags features) const {
+    VkFormatProperties properties;
+    vki_.vkGetPhysicalDeviceFormatProperties(physical_, format, &properties);
+    return (properties.optimalTilingFeatures & features) == features;
+}
+
+Status Context::create_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
+                             Image& out) {
+    auto create = vk_struct<VkImageCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO);
+    create.imageType = VK_IMAGE_TYPE_2D;
+    create.format = format;
+    create.extent = {width, height, 1};
+    create.mipLevels = mips;
+    create.arrayLayers = 1;
+    create.samples = VK_SAMPLE_COUNT_1_BIT;
+    create.tiling = VK_IMAGE_TILING_OPTIMAL;
+    create.usage = usage;
+    create.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    create.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    NMC_VK(vkd_.vkCreateImage(device_, &create, nullptr, &out.image));
+    VkMemoryRequirements needs;
+    vkd_.vkGetImageMemoryRequirements(device_, out.image, &needs);
+    int chosen = -1;
+    for (uint32_t i = 0; i < memory_properties_.memoryTypeCount && chosen < 0; ++i)
+        if ((needs.memoryTypeBits & (1u << i)) != 0) chosen = static_cast<int>(i);
+    for (uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+        if ((needs.memoryTypeBits & (1u << i)) != 0 &&
+            (memory_properties_.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0) {
+            chosen = static_cast<int>(i);
+            break;
+        }
+    }
+    if (chosen < 0) return Status(StatusCode::io_error, "Vulkan: no memory type for an image on " + info_.name);
+    auto allocate = vk_struct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+    allocate.allocationSize = needs.size;
+    allocate.memoryTypeIndex = static_cast<uint32_t>(chosen);
+    NMC_VK(vkd_.vkAllocateMemory(device_, &allocate, nullptr, &out.memory));
+    NMC_VK(vkd_.vkBindImageMemory(device_, out.image, out.memory, 0));
+    return Status::success();
+}
+
+void Context::destroy(Image& image) {
+    if (image.image != VK_NULL_HANDLE) vkd_.vkDestroyImage(device_, image.image, nullptr);
+    if (image.memory != VK_NULL_HANDLE) vkd_.vkFreeMemory(device_, image.memory, nullptr);
+    image = Image{};
+}
+
 Status Context::create_device_buffer(const void* data, VkDeviceSize size, VkBufferUsageFlags usage, Buffer& out) {
     Buffer staging;
     NMC_RETURN_IF_ERROR(create_buffer(size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,

@@ -37,6 +37,11 @@ struct Buffer {
     void* mapped = nullptr;  // host-visible buffers stay mapped
 };
 
+struct Image {
+    VkImage image = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+};
+
 // An instance and one device with a compute queue, one command buffer and a fence. Where the device runs the
 // cooperative-matrix pipeline (info().cooperative_matrix), its extension and features are enabled.
 class Context {
@@ -68,6 +73,16 @@ public:
     Status submit_and_wait();
     void barrier(VkPipelineStageFlags from, VkAccessFlags from_access, VkPipelineStageFlags to,
                  VkAccessFlags to_access);
+    // A layout transition of every mip of a colour image, after `from` / `from_access`, before `to` / `to_access`.
+    void image_barrier(VkImage image, uint32_t mips, VkImageLayout old_layout, VkImageLayout new_layout,
+                       VkPipelineStageFlags from, VkAccessFlags from_access, VkPipelineStageFlags to,
+                       VkAccessFlags to_access);
+
+    // A 2D optimal-tiling device-local image of `mips` levels with its memory.
+    Status create_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
+                        Image& out);
+    void destroy(Image& image);
+    bool format_supports(VkFormat format, VkFormatFeatureFlags features) const;
 
 private:
     Context() = default;

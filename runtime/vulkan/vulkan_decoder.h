@@ -4,6 +4,7 @@
 // callers need none.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,14 @@ struct VulkanDecoderOptions {
     VulkanNetworkPath path = VulkanNetworkPath::automatic;
 };
 
+// A texture decoded into a VkImage (inference on load) and read back from it.
+struct TextureImage {
+    std::string format;       // the image's VkFormat without its VK_FORMAT_ prefix: "R8G8B8A8_SRGB", "R16_UNORM", ...
+    int samples = 0;          // per texel: 1, 2 or 4 (an RGB texture becomes RGBA with alpha 1)
+    int bytes_per_texel = 0;  // samples times 1 (uint8), 2 (uint16, float16) or 4 (float32)
+    std::vector<std::vector<uint8_t>> mips;  // mip m: w_m * h_m texels, row-major, tightly packed, little-endian
+};
+
 // Immutable after creation; calls from several threads are serialised on the device's queue.
 class VulkanDecoder {
 public:
@@ -65,6 +74,15 @@ public:
     // spec 8.1-8.9: texture `texture` at mip `mip` as source-channel values (8.8-8.9 on the host, with the reference
     // decoder's code).
     Result<Image> decode_texture(int texture, int mip) const;
+
+    // Inference on load: every mip of texture `texture` (index into pack.textures) decoded on the device
+    // (spec 8.1-8.10, the scalar path) into one VkImage in the texture's own layout: R/RG/RGBA (RGB gains alpha 1) of
+    // 8-bit UNORM (SRGB where the texture is sRGB-encoded colour), 16-bit UNORM, 16-bit or 32-bit float, as its file
+    // holds it; then the image is copied back. The codes equal quantised CPU texture values (spec 8.10), except that
+    // normal maps may differ by one code where a value lies within a few float32 steps of a rounding point (GPU square
+    // roots and divisions are not correctly rounded). backend_unavailable where the device cannot copy into that
+    // format.
+    Result<TextureImage> decode_texture_image(int texture) const;
 
     // GPU time in milliseconds of decoding every mip of the pack into device memory, without transfers (device
     // timestamps; the median of `repetitions` runs after one warm-up run). For benchmarks.

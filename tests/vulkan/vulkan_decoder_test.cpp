@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/number_formats.h"
 #include "decoder/cpu/cpu_decoder.h"
+#include "decoder/cpu/reference_math.h"
 #include "format/pack.h"
 #include "runtime/vulkan/vulkan_decoder.h"
 #include "tests/decoder/random_pack.h"
@@ -246,6 +248,118 @@ TEST(VulkanDecoder, FreshlyCompressedSharedMaterialsEqualTheCpu) {
     }
 }
 #endif
+
+// A texture of the test pack below: its sample type, colour space, normal mode and channel sources.
+TextureLayout texture(const std::string& name, SampleType type, ColorSpace space, NormalMode mode,
+                      std::vector<ChannelSource> channels) {
+    TextureLayout t;
+    t.name = name;
+    t.file_name = name + (type == SampleType::float16 || type == SampleType::float32 ? ".exr" : ".png");
+    t.file_format = type == SampleType::float16 || type == SampleType::float32 ? "exr" : "png";
+    t.sample_type = type;
+    t.color_space = space;
+    t.normal_mode = mode;
+    t.channels = std::move(channels);
+    return t;
+}
+
+ChannelSource from_pack(int channel, bool invert = false) {
+    ChannelSource c;
+    c.pack_channel = channel;
+    c.invert = invert;
+    return c;
+}
+
+ChannelSource constant(float value) {
+    ChannelSource c;
+    c.kind = ChannelSource::Kind::constant;
+    c.constant_value = value;
+    return c;
+}
+
+// The bytes a file of the texture's sample type holds for CPU value v (spec 8.10), as decode_texture.comp packs them.
+void append_file_value(SampleType type, float v, std::vector<uint8_t>& out) {
+    uint32_t code = 0;
+    int bytes = 4;
+    if (type == SampleType::uint8) {
+        code = quantise_unorm(v, 255);
+        bytes = 1;
+    } else if (type == SampleType::uint16) {
+        code = quantise_unorm(v, 65535);
+        bytes = 2;
+    } else if (type == SampleType::float16) {
+        code = float_to_fp16(v);
+        bytes = 2;
+    } else {
+        code = float_bits(v);
+    }
+    for (int b = 0; b < bytes; ++b) out.push_back(static_cast<uint8_t>(code >> (8 * b)));
+}
+
+// Inference on load: every sample type, 1, 2, 3 (-> RGBA) and 4 channels, sRGB colour, a DirectX normal map (xy, Y
+// inverted, Z rebuilt), constants and inverts, channel ranges beyond [0, 1] (clamped in 8- and 16-bit files, kept in
+// float ones), odd mip sizes; the image bytes equal the CPU's texture values as files store them. Normal maps may
+// differ by one code (GPU square roots and divisions are not correctly rounded), on few texels.
+TEST(VulkanDecoder, TextureImagesHoldTheCpuFileValues) {
+    test::RandomPackOptions o;
+    o.width = 45;
+    o.height = 30;
+    o.channel_count = 9;
+    o.wide_channel_ranges = true;
+    o.seed = 31;
+    Pack pack = test::make_random_pack(o);
+    ChannelSource z;
+    z.kind = ChannelSource::Kind::normal_z;
+    pack.textures = {
+        texture("color", SampleType::uint8, ColorSpace::srgb, NormalMode::none,
+                {from_pack(0), from_pack(1), from_pack(2)}),
+        texture("normal", SampleType::uint8, ColorSpace::linear, NormalMode::xy, {from_pack(3), from_pack(4, true), z}),
+        texture("height", SampleType::uint16, ColorSpace::linear, NormalMode::none, {from_pack(5)}),
+        texture("mask", SampleType::uint8, ColorSpace::linear, NormalMode::none, {constant(0.25f), from_pack(6, true)}),
+        texture("emissive", SampleType::float16, ColorSpace::linear, NormalMode::none, {from_pack(7), from_pack(8)}),
+        texture("data", SampleType::float32, ColorSpace::linear, NormalMode::none,
+                {from_pack(0), from_pack(8), constant(2.5f), from_pack(5, true)})};
+    const char* formats[] = {"R8G8B8A8_SRGB", "R8G8B8A8_UNORM", "R16_UNORM",
+                             "R8G8_UNORM",    "R16G16_SFLOAT",  "R32G32B32A32_SFLOAT"};
+    CpuDecoderOptions cpu_options;
+    cpu_options.isa = CpuIsa::portable;
+    Result<CpuDecoder> cpu = CpuDecoder::create(pack, cpu_options);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack, on_path(VulkanNetworkPath::scalar));
+    ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+    for (size_t t = 0; t < pack.textures.size(); ++t) {
+        SCOPED_TRACE(pack.textures[t].name);
+        Result<TextureImage> image = gpu->decode_texture_image(static_cast<int>(t));
+        ASSERT_TRUE(image.ok()) << image.status().to_string();
+        EXPECT_EQ(image->format, formats[t]);
+        ASSERT_EQ(image->mips.size(), static_cast<size_t>(pack.material.mip_count));
+        const bool normal = pack.textures[t].normal_mode != NormalMode::none;
+        for (int m = 0; m < pack.material.mip_count; ++m) {
+            Result<Image> values = cpu->decode_texture(static_cast<int>(t), m);
+            ASSERT_TRUE(values.ok());
+            std::vector<uint8_t> expected;
+            for (size_t i = 0; i < values->texel_count(); ++i) {
+                for (int c = 0; c < image->samples; ++c) {
+                    const float v =
+                        c < values->channels
+                            ? values->pixels[i * static_cast<size_t>(values->channels) + static_cast<size_t>(c)]
+                            : 1.0f;
+                    append_file_value(pack.textures[t].sample_type, v, expected);
+                }
+            }
+            const std::vector<uint8_t>& got = image->mips[static_cast<size_t>(m)];
+            ASSERT_EQ(got.size(), expected.size()) << "mip " << m;
+            size_t differing = 0;
+            for (size_t i = 0; i < got.size(); ++i) {
+                const int difference = std::abs(static_cast<int>(got[i]) - static_cast<int>(expected[i]));
+                if (difference > (normal ? 1 : 0))
+                    ADD_FAILURE() << "mip " << m << " byte " << i << ": " << int(got[i]) << " vs " << int(expected[i]);
+                differing += difference != 0;
+            }
+            EXPECT_LE(differing, normal ? got.size() / 100 : 0) << "mip " << m;
+        }
+    }
+}
 
 TEST(VulkanDecoder, ABrokenPackNeverReachesTheDevice) {
     Pack pack = test::make_random_pack(test::exact_sum_cases()[0].options);

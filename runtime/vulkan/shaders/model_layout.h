@@ -59,11 +59,40 @@
 #define NMC_MIP_U_TABLE 0              // word offset of w_m floats
 #define NMC_MIP_V_TABLE 1              // word offset of h_m floats
 
-#define NMC_HEADER_WORDS 256
+// Per texture t (spec 5.4, what spec 8.8-8.10 needs): NMC_TEXTURE_WORDS words at NMC_HEADER_TEXTURES + t *
+// NMC_TEXTURE_WORDS; NMC_HEADER_TEXTURE_COUNT textures.
+#define NMC_HEADER_TEXTURE_COUNT 14
+#define NMC_HEADER_TEXTURES 256
+#define NMC_TEXTURE_WORDS 16
+#define NMC_TEXTURE_CHANNEL_COUNT 0    // 1..4 source channels
+#define NMC_TEXTURE_NORMAL_MODE 1      // NMC_NORMAL_NONE, NMC_NORMAL_XY or NMC_NORMAL_XYZ
+#define NMC_TEXTURE_SAMPLE_TYPE 2      // NMC_SAMPLE_UINT8, _UINT16, _FLOAT16 or _FLOAT32
+#define NMC_TEXTURE_COLOR_SPACE 3      // NMC_COLOR_LINEAR or NMC_COLOR_SRGB
+// Source channel i (0..3): three words at NMC_TEXTURE_CHANNELS + 3 * i.
+#define NMC_TEXTURE_CHANNELS 4
+#define NMC_CHANNEL_KIND 0             // NMC_SOURCE_PACK, NMC_SOURCE_CONSTANT or NMC_SOURCE_NORMAL_Z, plus
+                                       // NMC_SOURCE_INVERT when the file value is 1 - v
+#define NMC_CHANNEL_PACK_CHANNEL 1     // NMC_SOURCE_PACK: the pack channel
+#define NMC_CHANNEL_CONSTANT 2         // NMC_SOURCE_CONSTANT: the value, as float bits
+
+#define NMC_HEADER_WORDS 512
 
 #define NMC_ADDRESS_WRAP 0u
 #define NMC_ADDRESS_CLAMP 1u
 #define NMC_ARITHMETIC_FLOAT32 0u
 #define NMC_ARITHMETIC_BINARY16 1u
+#define NMC_NORMAL_NONE 0u
+#define NMC_NORMAL_XY 1u
+#define NMC_NORMAL_XYZ 2u
+#define NMC_SAMPLE_UINT8 0u
+#define NMC_SAMPLE_UINT16 1u
+#define NMC_SAMPLE_FLOAT16 2u
+#define NMC_SAMPLE_FLOAT32 3u
+#define NMC_COLOR_LINEAR 0u
+#define NMC_COLOR_SRGB 1u
+#define NMC_SOURCE_PACK 0u
+#define NMC_SOURCE_CONSTANT 1u
+#define NMC_SOURCE_NORMAL_Z 2u
+#define NMC_SOURCE_INVERT 256u
 
 #endif

@@ -259,4 +259,71 @@ void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
     }
 }
 
+// spec 8.8: a normal's channel values x*0.5 + 0.5, y*0.5 + 0.5, z*0.5 + 0.5 after renormalising (x, y, z). GPUs'
+// square roots and divisions are not correctly rounded as spec 2 asks, so these may differ from the reference
+// decoder's by a few float32 steps (at most one code of an 8-bit file, and only rarely).
+vec3 nmc_normal_channels(float x, float y, float z) {
+    precise float len2 = (x * x + y * y) + z * z;
+    vec3 n = vec3(0.0, 0.0, 1.0);
+    if (len2 > 0.0) {
+        precise float r = 1.0 / sqrt(len2);
+        precise vec3 scaled = vec3(x * r, y * r, z * r);
+        n = scaled;
+    }
+    precise vec3 channels = n * 0.5 + 0.5;
+    return channels;
+}
+
+// spec 8.8-8.9: the source-channel values of texture `t` (NMC_HEADER_TEXTURES) from one texel's pack values (8.7).
+void nmc_source_channels(uint t, float pack[16], out float values[4]) {
+    const uint texture = NMC_HEADER_TEXTURES + t * NMC_TEXTURE_WORDS;
+    const uint count = nmc_word(texture + NMC_TEXTURE_CHANNEL_COUNT);
+    const uint mode = nmc_word(texture + NMC_TEXTURE_NORMAL_MODE);
+    vec3 normal = vec3(0.0);
+    if (mode != NMC_NORMAL_NONE) {
+        // x = 2 * value[a] - 1, y = 2 * value[b] - 1; z = sqrt(max((1 - x*x) - y*y, 0)) (xy) or 2 * value[c] - 1.
+        precise float x = 2.0 * pack[nmc_word(texture + NMC_TEXTURE_CHANNELS + NMC_CHANNEL_PACK_CHANNEL)] - 1.0;
+        precise float y = 2.0 * pack[nmc_word(texture + NMC_TEXTURE_CHANNELS + 3u + NMC_CHANNEL_PACK_CHANNEL)] - 1.0;
+        precise float z_xy = sqrt(nmc_max((1.0 - x * x) - y * y, 0.0));
+        precise float z_xyz = 2.0 * pack[nmc_word(texture + NMC_TEXTURE_CHANNELS + 6u + NMC_CHANNEL_PACK_CHANNEL)] - 1.0;
+        normal = nmc_normal_channels(x, y, mode == NMC_NORMAL_XY ? z_xy : z_xyz);
+    }
+    for (uint i = 0u; i < 4u; ++i) {
+        values[i] = 0.0;
+        if (i >= count) continue;
+        const uint channel = texture + NMC_TEXTURE_CHANNELS + 3u * i;
+        const uint kind = nmc_word(channel + NMC_CHANNEL_KIND);
+        float v;
+        if ((kind & 0xFFu) == NMC_SOURCE_CONSTANT) {
+            v = nmc_float(channel + NMC_CHANNEL_CONSTANT);
+        } else if ((kind & 0xFFu) == NMC_SOURCE_NORMAL_Z) {
+            v = normal.z;
+        } else {
+            v = mode != NMC_NORMAL_NONE && i < 3u ? normal[i] : pack[nmc_word(channel + NMC_CHANNEL_PACK_CHANNEL)];
+            if ((kind & NMC_SOURCE_INVERT) != 0u) {
+                precise float inverted = 1.0 - v;
+                v = inverted;
+            }
+        }
+        values[i] = v;
+    }
+}
+
+// spec 8.10: the code a uint8 (max_code 255) or uint16 (65535) file stores: floor(min(max(v, 0), 1) * max + 0.5).
+uint nmc_quantise_unorm(float v, float max_code) {
+    precise float scaled = nmc_min(nmc_max(v, 0.0), 1.0) * max_code + 0.5;
+    return uint(floor(scaled));
+}
+
+// The binary16 bits of v, rounded to nearest even; beyond binary16's range an infinity (a float16 file's value).
+uint nmc_half_bits(float v) {
+    const uint b = floatBitsToUint(v);
+    const uint sign = (b >> 16) & 0x8000u;
+    if ((b & 0x7FFFFFFFu) >= 0x477FF000u) return sign | 0x7C00u;  // 65520 and beyond round to infinity
+    const float h = abs(nmc_round_f16(v));
+    const uint hb = floatBitsToUint(h);
+    if (h < 6.103515625e-05) return sign | uint(h * 16777216.0);  // subnormal: a multiple of 2^-24, exact
+    return sign | ((((hb >> 23) - 112u) << 10) | ((hb >> 13) & 0x3FFu));
+}
+
 #endif
