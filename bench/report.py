@@ -479,6 +479,22 @@ def _cuda_decoder_bench_from_gpu_check(results_dir):
     return partial
 
 
+def _vulkan_decoder_bench_from_gpu_check(results_dir):
+    """The Vulkan decoder benchmark's table from the newest *-gpu-check-vulkan.txt: (file, machine line, the
+    benchmark's header, rows of cells), or None."""
+    for path in sorted(glob.glob(os.path.join(results_dir, "*-gpu-check-vulkan.txt")), reverse=True):
+        with open(path) as f:
+            lines = f.read().splitlines()
+        header = next((line[2:] for line in lines if line.startswith("# Vulkan whole-material decode:")), None)
+        rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines
+                if line.startswith("| vulkan:")]
+        if header and rows:
+            machine = next((line.split("machine:", 1)[1].strip() for line in lines
+                            if line.startswith("==") and "machine:" in line), "GPU machine")
+            return os.path.basename(path), machine, header.split(": ", 1)[1], rows
+    return None
+
+
 def _speed(w, db, results_dir):
     w("## Speed")
     w()
@@ -568,6 +584,14 @@ def _speed(w, db, results_dir):
         w("**Not measured yet: the CUDA decoder's throughput.** `measure --speed` runs `nmc_cuda_decoder_bench` "
           "where it is built (the GPU machine); no results file holds its output yet.")
         w()
+    vulkan = _vulkan_decoder_bench_from_gpu_check(results_dir)
+    if vulkan:
+        name, device, header, rows = vulkan
+        w("`nmc_vulkan_decoder_bench` (the Vulkan runtime, docs/runtime.md) as `scripts/gpu-check.sh vulkan` printed it "
+          "in `%s` (%s; %s; device timestamps; the CUDA decoder's table of the same run is in that file):"
+          % (name, device, header))
+        w()
+        w.table(["device", "path", "arithmetic", "ms", "Gtexel/s"], rows, ["---", "---", "---", "---:", "---:"])
     w("### Classic encoders (for context)")
     w()
     agg = {}

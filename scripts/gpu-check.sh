@@ -33,8 +33,10 @@
 #                                  with `cd .gl && apt-get download libvulkan1 libvulkan-dev glslang-tools vulkan-tools
 #                                  libwayland-client0 libx11-6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 libegl1
 #                                  libglvnd0 libopengl0 libgl1 libglx0 libgles2`); then
-#                                  vulkaninfo, the Vulkan decoder and CLI tests, nmc_vulkan_decoder_bench and
-#                                  nmc_cuda_decoder_bench (vulkan.txt: both tables)
+#                                  vulkaninfo, the Vulkan decoder and CLI tests, nmc validate on both devices for
+#                                  each vulkan-packs/<material>.nmc (carried; made here by nmc compress on the shared
+#                                  materials, which travel as ./shared) -> vulkan-validate.txt, then
+#                                  nmc_vulkan_decoder_bench and nmc_cuda_decoder_bench (vulkan.txt: both tables)
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
 #                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
@@ -169,6 +171,33 @@ if [ "$mode" = vulkan ]; then
   NMC_BINARY=build-gpu-vulkan/cli/nmc build-gpu-vulkan/tests/cli/nmc_decompress_validate_cli_tests \
     --gtest_filter='*Vulkan*' >>"$out/vulkan-tests.txt" 2>&1 || status=1
   grep -E "^vulkan:|OK|FAILED|PASSED|differ" "$out/vulkan-tests.txt" | head -40
+  if ls vulkan-packs/*.nmc >/dev/null 2>&1 && [ -d ../shared/materials ]; then
+    # Packs of the shared materials (vulkan-packs/<material>.nmc, carried): nmc validate on both devices.
+    step "nmc validate --device cpu and --device vulkan on vulkan-packs/ (vulkan-validate.txt)"
+    for pack in vulkan-packs/*.nmc; do
+      material=$(basename "$pack" .nmc)
+      for device in cpu vulkan; do
+        build-gpu-vulkan/cli/nmc validate "$pack" --source "../shared/materials/$material" --device "$device" \
+          --json - >"/tmp/validate-$material-$device.json" 2>>"$out/vulkan-validate.txt" || status=1
+      done
+    done
+    python3 - vulkan-packs >"$out/vulkan-validate.txt" <<'PY' || status=1
+import glob, json, os, sys
+print("| material | PSNR cpu | PSNR vulkan | difference dB | psnr8 cpu | psnr8 vulkan |")
+print("|---|---:|---:|---:|---:|---:|")
+worst = 0.0
+for pack in sorted(glob.glob(sys.argv[1] + "/*.nmc")):
+    m = os.path.basename(pack)[:-4]
+    q = {d: json.load(open(f"/tmp/validate-{m}-{d}.json"))["quality"] for d in ("cpu", "vulkan")}
+    diff = q["vulkan"]["psnr_db"] - q["cpu"]["psnr_db"]
+    worst = max(worst, abs(diff))
+    print(f"| {m} | {q['cpu']['psnr_db']:.4f} | {q['vulkan']['psnr_db']:.4f} | {diff:+.4f} | "
+          f"{q['cpu']['psnr8_mip0_db']:.4f} | {q['vulkan']['psnr8_mip0_db']:.4f} |")
+print(f"largest difference: {worst:.4f} dB")
+sys.exit(0 if worst <= 0.01 else 1)
+PY
+    cat "$out/vulkan-validate.txt"
+  fi
   step "benchmarks: nmc_vulkan_decoder_bench 4096, nmc_cuda_decoder_bench (vulkan.txt)"
   build-gpu-vulkan/bench/nmc_vulkan_decoder_bench 4096 10 5 >"$out/vulkan.txt" 2>&1 || status=1
   build-gpu-vulkan/bench/nmc_cuda_decoder_bench >>"$out/vulkan.txt" 2>&1 || status=1
