@@ -18,6 +18,18 @@ layout(local_size_x = 64) in;
 layout(constant_id = 0) const int kMaxWidth = 256;
 layout(constant_id = 1) const uint kPaddedWidth = 256;
 #define NMC_MAX_WIDTH kMaxWidth
+
+const uint kTexels = 64;     // a workgroup's texels: rows of X and of the sums
+const uint kSubgroup = 32;   // a subgroup's rows (NVIDIA's subgroup size; the host checks it)
+const uint kTile = 16;       // the cooperative matrices' M, N and K
+
+// Both matrices are stored column-major (element (texel, i) at i * kTexels + texel), so that the invocations of a
+// subgroup, each touching its own texel's row, reach consecutive words: no shared-memory bank conflicts.
+shared float16_t layer_input[kTexels * kPaddedWidth];  // X: row = texel, column = input
+shared float layer_sums[kTexels * kPaddedWidth];       // the products' sums: row = texel, column = output
+
+// Layer 0's inputs go straight into this invocation's row of X (E4M3 values are exact in binary16).
+#define NMC_STORE_INPUT(i, value) layer_input[(i) * kTexels + gl_LocalInvocationID.x] = float16_t(value)
 #include "nmc_decode.glsl"
 
 layout(std430, set = 0, binding = 1) writeonly restrict buffer Output {
@@ -35,13 +47,6 @@ layout(push_constant) uniform Range {
     uint plane_stride;
 } range;
 
-const uint kTexels = 64;     // a workgroup's texels: rows of X and of the sums
-const uint kSubgroup = 32;   // a subgroup's rows (NVIDIA's subgroup size; the host checks it)
-const uint kTile = 16;       // the cooperative matrices' M, N and K
-
-shared float16_t layer_input[kTexels * kPaddedWidth];  // X: row = texel, column = input
-shared float layer_sums[kTexels * kPaddedWidth];       // the products' sums: row = texel, column = output
-
 void main() {
     const uint width = max(1u, nmc_word(NMC_HEADER_WIDTH) >> range.mip);
     const uint count = width * range.row_count;
@@ -56,8 +61,7 @@ void main() {
 
     nmc_layer0_input(u, v, range.mip);
     const uint inputs0 = nmc_word(NMC_HEADER_LAYERS + NMC_LAYER_INPUT_WIDTH);
-    for (uint i = 0u; i < NMC_PADDED(inputs0); ++i)
-        layer_input[row * kPaddedWidth + i] = float16_t(i < inputs0 ? nmc_vectors[0][i] : 0.0);  // exact
+    for (uint i = inputs0; i < NMC_PADDED(inputs0); ++i) layer_input[i * kTexels + row] = float16_t(0.0);
     barrier();
 
     const uint subgroup_row = (row / kSubgroup) * kSubgroup;  // this subgroup's first row
@@ -75,11 +79,11 @@ void main() {
                 for (uint k = 0u; k < rows_k; k += kTile) {
                     fcoopmatNV<16, gl_ScopeSubgroup, kTile, kTile> a;
                     fcoopmatNV<16, gl_ScopeSubgroup, kTile, kTile> b;
-                    coopMatLoadNV(a, layer_input, (subgroup_row + tile_row) * kPaddedWidth + k, kPaddedWidth, false);
+                    coopMatLoadNV(a, layer_input, k * kTexels + subgroup_row + tile_row, kTexels, true);
                     coopMatLoadNV(b, model_halves, weights + k * columns + n, columns, false);
                     sum = coopMatMulAddNV(a, b, sum);
                 }
-                coopMatStoreNV(sum, layer_sums, (subgroup_row + tile_row) * kPaddedWidth + n, kPaddedWidth, false);
+                coopMatStoreNV(sum, layer_sums, n * kTexels + subgroup_row + tile_row, kTexels, true);
             }
         }
         barrier();
@@ -87,14 +91,14 @@ void main() {
             // spec 8.6: y = acc * scale + bias, activated and rounded to E4M3: the next layer's X row (exact).
             for (uint n = 0u; n < columns; ++n) {
                 const float a = n < outputs
-                    ? nmc_hidden_activation(nmc_layer_output(layer, n, layer_sums[row * kPaddedWidth + n]))
+                    ? nmc_hidden_activation(nmc_layer_output(layer, n, layer_sums[n * kTexels + row]))
                     : 0.0;
-                layer_input[row * kPaddedWidth + n] = float16_t(a);
+                layer_input[n * kTexels + row] = float16_t(a);
             }
         } else if (t < count) {
             for (uint n = 0u; n < outputs; ++n)
                 output_values[n * range.plane_stride + t] =
-                    nmc_output_transform(nmc_layer_output(layer, n, layer_sums[row * kPaddedWidth + n]), n);
+                    nmc_output_transform(nmc_layer_output(layer, n, layer_sums[n * kTexels + row]), n);
         }
         barrier();
     }

@@ -119,7 +119,14 @@ uint nmc_code(uint codes, uint per_word_log2, uint bits, uint i) {
 // A layer's input or output vector, and the one before it (8.5-8.6).
 float nmc_vectors[2][NMC_MAX_WIDTH];
 
-// spec 8.2-8.3 for level k at (u, v): the F sampled features into nmc_vectors[0][first ..]; returns (px, py).
+// Where nmc_layer0_input puts input i of layer 0 (already rounded to E4M3); a shader that keeps layer inputs elsewhere
+// (decode_mip_coopmat.comp: shared memory) defines it before including this file.
+#ifndef NMC_STORE_INPUT
+#define NMC_STORE_INPUT(i, value) nmc_vectors[0][i] = (value)
+#endif
+
+// spec 8.2-8.3 for level k at (u, v): the F sampled features, rounded to E4M3 (8.6), as layer 0's inputs first ..
+// first + F - 1 (NMC_STORE_INPUT); returns (px, py).
 vec2 nmc_sample_level(uint k, float u, float v, uint first) {
     const uint level = NMC_HEADER_LEVELS + k * NMC_LEVEL_WORDS;
     const int width = int(nmc_word(level + NMC_LEVEL_WIDTH));
@@ -167,7 +174,7 @@ vec2 nmc_sample_level(uint k, float u, float v, uint first) {
         const float d = nmc_float(values + nmc_code(codes, per_word_log2, bits, td + j));
         // value = ((w00 * a + w10 * b) + w01 * c) + w11 * d, every operation rounded separately.
         precise float value = ((w00 * a + w10 * b) + w01 * c) + w11 * d;
-        nmc_vectors[0][first + j] = value;
+        NMC_STORE_INPUT(first + j, nmc_round_fp8(value));  // 8.6: layer inputs rounded to E4M3
     }
     return vec2(px, py);
 }
@@ -182,12 +189,13 @@ bool nmc_binary16() {
     return nmc_word(NMC_HEADER_ARITHMETIC) == NMC_ARITHMETIC_BINARY16;
 }
 
-// spec 8.1-8.6: layer 0's input x' (rounded to E4M3) of query (u, v, mip) into nmc_vectors[0][0 .. input_width-1].
+// spec 8.1-8.6: layer 0's input x' (rounded to E4M3) of query (u, v, mip), inputs 0 .. input_width-1 stored with
+// NMC_STORE_INPUT (by default into nmc_vectors[0]).
 void nmc_layer0_input(float u, float v, uint mip) {
     const uint features = nmc_word(NMC_HEADER_FEATURE_COUNT);
     const uint levels = nmc_word(NMC_HEADER_LEVEL_COUNT);
     // 8.1: k0 = min(m, K - 2), k1 = k0 + 1. 8.5: x = features of k0, features of k1, the positional encoding of
-    // k0's position (8.4), the LOD input m * 0.25, zeros.
+    // k0's position (8.4), the LOD input m * 0.25, zeros; 8.6: each rounded to E4M3.
     const uint k0 = min(mip, levels - 2u);
     const vec2 position = nmc_sample_level(k0, u, v, 0u);
     nmc_sample_level(k0 + 1u, u, v, features);
@@ -197,17 +205,15 @@ void nmc_layer0_input(float u, float v, uint mip) {
         precise float py = position.y * s;
         precise float px4 = px + 0.25;
         precise float py4 = py + 0.25;
-        nmc_vectors[0][2u * features + 4u * o + 0u] = nmc_saw(px);
-        nmc_vectors[0][2u * features + 4u * o + 1u] = nmc_saw(py);
-        nmc_vectors[0][2u * features + 4u * o + 2u] = nmc_saw(px4);
-        nmc_vectors[0][2u * features + 4u * o + 3u] = nmc_saw(py4);
+        NMC_STORE_INPUT(2u * features + 4u * o + 0u, nmc_round_fp8(nmc_saw(px)));
+        NMC_STORE_INPUT(2u * features + 4u * o + 1u, nmc_round_fp8(nmc_saw(py)));
+        NMC_STORE_INPUT(2u * features + 4u * o + 2u, nmc_round_fp8(nmc_saw(px4)));
+        NMC_STORE_INPUT(2u * features + 4u * o + 3u, nmc_round_fp8(nmc_saw(py4)));
     }
     precise float lod = float(mip) * 0.25;
-    nmc_vectors[0][2u * features + 12u] = lod;
+    NMC_STORE_INPUT(2u * features + 12u, nmc_round_fp8(lod));
     const uint input_width = nmc_word(NMC_HEADER_LAYERS + NMC_LAYER_INPUT_WIDTH);
-    for (uint i = 2u * features + 13u; i < input_width; ++i) nmc_vectors[0][i] = 0.0;
-    // 8.6: every layer's input rounded to E4M3.
-    for (uint i = 0u; i < input_width; ++i) nmc_vectors[0][i] = nmc_round_fp8(nmc_vectors[0][i]);
+    for (uint i = 2u * features + 13u; i < input_width; ++i) NMC_STORE_INPUT(i, 0.0);
 }
 
 // spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add) for output n of the layer whose
