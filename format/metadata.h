@@ -25,7 +25,8 @@ struct Metadata {
 // Fails with invalid_argument for strings that are not valid UTF-8. Does not check the rules of spec 5.
 Result<std::string> metadata_to_json(const Pack& pack);
 
-// Parses META bytes: valid UTF-8 JSON, required keys present, every value of the right type (spec 5).
+// Parses META bytes: exactly one JSON text in valid UTF-8 (no byte order mark, no NUL byte, only whitespace after
+// it), required keys present, every value of the right type (spec 5).
 // Fails with corrupt (or limit_exceeded for integers that do not fit 32 bits); messages name the key path.
 // Does not check value ranges: call check_metadata next.
 Result<Metadata> metadata_from_json(const uint8_t* data, size_t size);
@@ -36,5 +37,9 @@ Status check_metadata(const Pack& pack, const std::vector<bool>& layer_has_scale
 
 // The has_scale flags a Pack's layers express by their scales.
 std::vector<bool> layer_has_scale(const Network& network);
+
+// The length of the longest prefix of `data` that is valid UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+// beyond U+10FFFF); `size` when all of it is.
+size_t valid_utf8_prefix(const uint8_t* data, size_t size);
 
 }  // namespace nmc

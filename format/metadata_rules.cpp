@@ -59,6 +59,32 @@ Status check_name(const std::string& path, const std::string& name) {
     return Status::success();
 }
 
+// The length of the UTF-8 sequence at the start of p[0..size), or 0 when none starts there.
+size_t utf8_sequence_length(const uint8_t* p, size_t size) {
+    const uint8_t lead = p[0];
+    if (lead < 0x80) return 1;
+    size_t length = 0;
+    uint8_t lo = 0x80;  // the range of the second byte, narrowed against overlong forms, surrogates and > U+10FFFF
+    uint8_t hi = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        if (lead == 0xE0) lo = 0xA0;
+        if (lead == 0xED) hi = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        if (lead == 0xF0) lo = 0x90;
+        if (lead == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (size < length || p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < length; ++i)
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+    return length;
+}
+
 // floor(log2(n)) + 1 for n >= 1: the longest mip chain of a side of n texels.
 int full_mip_count(int n) {
     int count = 1;
@@ -221,6 +247,16 @@ Status check_info(const Pack& pack) {
 }
 
 }  // namespace
+
+size_t valid_utf8_prefix(const uint8_t* data, size_t size) {
+    size_t i = 0;
+    while (i < size) {
+        const size_t length = utf8_sequence_length(data + i, size - i);
+        if (length == 0) return i;
+        i += length;
+    }
+    return size;
+}
 
 Status check_metadata(const Pack& pack, const std::vector<bool>& has_scale) {
     NMC_RETURN_IF_ERROR(check_material(pack.material));

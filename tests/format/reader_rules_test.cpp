@@ -383,9 +383,39 @@ TEST(ReaderRules, MetadataThatIsNotJson) {
 }
 
 TEST(ReaderRules, MetadataThatIsNotUtf8) {
-    std::string text = testing::golden_sections().meta.dump();
-    text.replace(text.find("golden_small"), 1, "\xC3\x28");
-    expect_rejected(with_meta_text(text), StatusCode::corrupt, "not valid JSON");
+    const std::string text = testing::golden_sections().meta.dump();
+    std::string bad = text;
+    bad.replace(bad.find("golden_small"), 1, "\xC3\x28");
+    expect_rejected(with_meta_text(bad), StatusCode::corrupt, "section 'META': not valid UTF-8 at offset 40");
+    bad = text;
+    bad.replace(bad.find("golden_Color.png"), 1, "\xED\xA0\x80");  // a UTF-16 surrogate in a file_name
+    expect_rejected(with_meta_text(bad), StatusCode::corrupt, "section 'META': not valid UTF-8 at offset");
+    expect_rejected(with_meta_text(text + " \xFF"), StatusCode::corrupt,
+                    "section 'META': not valid UTF-8 at offset " + std::to_string(text.size() + 1));
+    expect_rejected(with_meta_text("\xEF\xBB\xBF" + text), StatusCode::corrupt,
+                    "section 'META': starts with a byte order mark");
+}
+
+// spec 5: the section is exactly one JSON text. The JSON parser stops at a NUL byte, so a text, a NUL and anything
+// after it (invalid UTF-8 too) used to read as the text alone.
+TEST(ReaderRules, MetadataWithBytesAfterTheJsonText) {
+    const std::string text = testing::golden_sections().meta.dump();
+    const std::string nul_at = "section 'META': a NUL byte at offset " + std::to_string(text.size());
+    expect_rejected(with_meta_text(text + std::string(1, '\0')), StatusCode::corrupt, nul_at);
+    expect_rejected(with_meta_text(text + std::string("\0junk", 5)), StatusCode::corrupt, nul_at);
+    expect_rejected(with_meta_text(text + std::string("\0\xFF\xFE\x80{}\0", 7)), StatusCode::corrupt, nul_at);
+    expect_rejected(with_meta_text(text + std::string("\n\0\xC3", 3)), StatusCode::corrupt,
+                    "a NUL byte at offset " + std::to_string(text.size() + 1) +
+                        " (the section must be exactly one JSON text; only whitespace may follow it)");
+    expect_rejected(with_meta_text(text + "{}"), StatusCode::corrupt, "section 'META': not valid JSON");
+    expect_rejected(with_meta_text(text + " x"), StatusCode::corrupt, "section 'META': not valid JSON");
+    // A NUL inside the text is refused the same way (a string may hold U+0000 only as the escape \u0000).
+    std::string inside = text;
+    inside[inside.find("golden_small") + 3] = '\0';
+    expect_rejected(with_meta_text(inside), StatusCode::corrupt, "section 'META': a NUL byte at offset");
+    // JSON whitespace around the text is allowed.
+    expect_accepted(with_meta_text(text + " \t\r\n"));
+    expect_accepted(with_meta_text("\n " + text + "\n"));
 }
 
 TEST(ReaderRules, MetadataBeyond1MiB) {
