@@ -112,7 +112,7 @@ public:
         std::string s;
         NMC_RETURN_IF_ERROR(string(key, s));
         const std::optional<E> e = parse(s);
-        if (!e) return meta_error(path(key), std::string("expected ") + allowed + ", got '" + s + "'");
+        if (!e) return meta_error(path(key), std::string("expected ") + allowed + ", got '" + printable(s) + "'");
         out = *e;
         return Status::success();
     }
