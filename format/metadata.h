@@ -25,16 +25,29 @@ struct Metadata {
 // Fails with invalid_argument for strings that are not valid UTF-8. Does not check the rules of spec 5.
 Result<std::string> metadata_to_json(const Pack& pack);
 
-// Parses META bytes: valid UTF-8 JSON, required keys present, every value of the right type (spec 5).
+// Parses META bytes: exactly one JSON text in valid UTF-8 (no byte order mark, no NUL byte, only whitespace after
+// it), required keys present, every value of the right type (spec 5).
 // Fails with corrupt (or limit_exceeded for integers that do not fit 32 bits); messages name the key path.
 // Does not check value ranges: call check_metadata next.
 Result<Metadata> metadata_from_json(const uint8_t* data, size_t size);
 
-// Every value range and cross rule of spec 5 and 9 (sizes, counts, channel sources, normal modes, latent
+// Every value range and cross rule of spec 5 and 9 (sizes, counts, names, channel sources, normal modes, latent
 // level sizes, layer chain). corrupt for a broken rule, limit_exceeded beyond spec 9.
 Status check_metadata(const Pack& pack, const std::vector<bool>& layer_has_scale);
 
 // The has_scale flags a Pack's layers express by their scales.
 std::vector<bool> layer_has_scale(const Network& network);
+
+// The length of the longest prefix of `data` that is valid UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+// beyond U+10FFFF); `size` when all of it is.
+size_t valid_utf8_prefix(const uint8_t* data, size_t size);
+
+// `text` as an error message shows it: control characters (bytes below 0x20, and 0x7F) and bytes that are not valid
+// UTF-8 as \xNN, a backslash as \\, so that a name taken from a pack can neither cut nor garble the message.
+std::string printable(const std::string& text);
+
+// spec 5.4: why `name` is not a plain file name, the rule of a texture's `name` and `file_name` (no folder part,
+// nothing a file system would read as a path, a device or another name), or nullptr when it is one.
+const char* file_name_problem(const std::string& name);
 
 }  // namespace nmc

@@ -2,6 +2,7 @@
 // type of every key and names the key path in its messages.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -111,7 +112,7 @@ public:
         std::string s;
         NMC_RETURN_IF_ERROR(string(key, s));
         const std::optional<E> e = parse(s);
-        if (!e) return meta_error(path(key), std::string("expected ") + allowed + ", got '" + s + "'");
+        if (!e) return meta_error(path(key), std::string("expected ") + allowed + ", got '" + printable(s) + "'");
         out = *e;
         return Status::success();
     }
@@ -511,9 +512,23 @@ Result<Metadata> metadata_from_json(const uint8_t* data, size_t size) {
     if (size > kMaxMetadataSize)
         return Status(StatusCode::limit_exceeded, "section 'META': " + std::to_string(size) +
                                                       " bytes exceed the limit of " + std::to_string(kMaxMetadataSize));
+    // spec 5: the section is one JSON text in UTF-8 and nothing else. nlohmann's parser takes a NUL byte for the end
+    // of its input and skips a byte order mark, so it would accept a text followed by a NUL and anything: such bytes
+    // are refused here.
+    const size_t utf8_end = valid_utf8_prefix(data, size);
+    const size_t nul = static_cast<size_t>(std::find(data, data + utf8_end, uint8_t{0}) - data);
+    if (nul < utf8_end)
+        return Status(StatusCode::corrupt, "section 'META': a NUL byte at offset " + std::to_string(nul) +
+                                               " (the section must be exactly one JSON text; only whitespace may "
+                                               "follow it)");
+    if (utf8_end < size)
+        return Status(StatusCode::corrupt, "section 'META': not valid UTF-8 at offset " + std::to_string(utf8_end));
+    if (size >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF)  // which the parser would skip
+        return Status(StatusCode::corrupt,
+                      "section 'META': starts with a byte order mark (the section must be exactly one JSON text)");
     Json j;
     try {
-        // The parser rejects invalid UTF-8 and trailing content; it keeps no recursion for nesting.
+        // The parser rejects trailing content other than whitespace; it keeps no recursion for nesting.
         j = Json::parse(data, data + size);
     } catch (const Json::exception& error) {
         return Status(StatusCode::corrupt, std::string("section 'META': not valid JSON: ") + error.what());

@@ -1,6 +1,8 @@
 // The value rules of spec 5 and the limits of spec 9 on a Pack's metadata, shared by reader and writer so
 // that the writer never produces a pack the reader rejects.
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "format/metadata.h"
@@ -59,6 +61,76 @@ Status check_name(const std::string& path, const std::string& name) {
     return Status::success();
 }
 
+// The length of the UTF-8 sequence at the start of p[0..size), or 0 when none starts there.
+size_t utf8_sequence_length(const uint8_t* p, size_t size) {
+    const uint8_t lead = p[0];
+    if (lead < 0x80) return 1;
+    size_t length = 0;
+    uint8_t lo = 0x80;  // the range of the second byte, narrowed against overlong forms, surrogates and > U+10FFFF
+    uint8_t hi = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        if (lead == 0xE0) lo = 0xA0;
+        if (lead == 0xED) hi = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        if (lead == 0xF0) lo = 0x90;
+        if (lead == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (size < length || p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < length; ++i)
+        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+    return length;
+}
+
+bool is_control(char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b < 0x20 || b == 0x7F;
+}
+
+bool is_valid_utf8(const std::string& text) {
+    return valid_utf8_prefix(reinterpret_cast<const uint8_t*>(text.data()), text.size()) == text.size();
+}
+
+// spec 5.2: a name shown to people: valid UTF-8 without control characters.
+Status check_text(const std::string& path, const std::string& text) {
+    if (!is_valid_utf8(text) || std::any_of(text.begin(), text.end(), is_control))
+        return rule_error(path, "expected UTF-8 text without control characters, got '" + printable(text) + "'");
+    return Status::success();
+}
+
+// spec 5.4
+Status check_file_name(const std::string& path, const std::string& name) {
+    if (const char* problem = file_name_problem(name))
+        return rule_error(path, "expected a plain file name, got '" + printable(name) + "' (" + problem + ")");
+    return Status::success();
+}
+
+char ascii_upper(char c) {
+    return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+}
+
+char ascii_lower(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// spec 5.4: CON, PRN, AUX, NUL, COM0..9, LPT0..9 and COM/LPT with a superscript 1, 2 or 3, in any case, alone or
+// before an extension (Windows ignores spaces before it).
+bool is_windows_device_name(const std::string& name) {
+    std::string stem = name.substr(0, name.find('.'));
+    while (!stem.empty() && stem.back() == ' ') stem.pop_back();
+    std::transform(stem.begin(), stem.end(), stem.begin(), ascii_upper);
+    if (stem == "CON" || stem == "PRN" || stem == "AUX" || stem == "NUL") return true;
+    if (stem.size() < 4 || (stem.compare(0, 3, "COM") != 0 && stem.compare(0, 3, "LPT") != 0)) return false;
+    const std::string number = stem.substr(3);
+    return (number.size() == 1 && number[0] >= '0' && number[0] <= '9') || number == "\xC2\xB9" ||
+           number == "\xC2\xB2" || number == "\xC2\xB3";
+}
+
 // floor(log2(n)) + 1 for n >= 1: the longest mip chain of a side of n texels.
 int full_mip_count(int n) {
     int count = 1;
@@ -72,6 +144,7 @@ int full_mip_count(int n) {
 // spec 5.2
 Status check_material(const MaterialInfo& m) {
     NMC_RETURN_IF_ERROR(check_name("material.name", m.name));
+    NMC_RETURN_IF_ERROR(check_text("material.name", m.name));
     NMC_RETURN_IF_ERROR(check_int("material.width", m.width, 1, kMaxDimension));
     NMC_RETURN_IF_ERROR(check_int("material.height", m.height, 1, kMaxDimension));
     const int max_mips = std::min(kMaxMipCount, full_mip_count(std::max(m.width, m.height)));
@@ -81,10 +154,9 @@ Status check_material(const MaterialInfo& m) {
 // spec 5.4: one texture's channel sources and normal-map shape.
 Status check_texture(const TextureLayout& t, const std::string& path, int channel_count) {
     NMC_RETURN_IF_ERROR(check_name(path + ".name", t.name));
+    NMC_RETURN_IF_ERROR(check_file_name(path + ".name", t.name));
     NMC_RETURN_IF_ERROR(check_name(path + ".file_name", t.file_name));
-    if (t.file_name.find_first_of("/\\") != std::string::npos || t.file_name.find("..") != std::string::npos)
-        return rule_error(path + ".file_name",
-                          "expected a file name without '/', '\\' or '..', got '" + t.file_name + "'");
+    NMC_RETURN_IF_ERROR(check_file_name(path + ".file_name", t.file_name));
     NMC_RETURN_IF_ERROR(check_count(path + ".channels", t.channels.size(), 1, kMaxTextureChannels));
     for (size_t c = 0; c < t.channels.size(); ++c) {
         const ChannelSource& s = t.channels[c];
@@ -168,7 +240,7 @@ Status check_latents(const LatentGrids& g, const MaterialInfo& m, Arithmetic ari
 // spec 5.6
 Status check_network(const Network& n, const std::vector<bool>& has_scale, int feature_count, int channel_count) {
     if (n.activation != "hgelu_clamped")
-        return rule_error("network.activation", "expected 'hgelu_clamped', got '" + n.activation + "'");
+        return rule_error("network.activation", "expected 'hgelu_clamped', got '" + printable(n.activation) + "'");
     NMC_RETURN_IF_ERROR(check_count("network.layers", n.layers.size(), kMinLayers, kMaxLayers));
     for (size_t i = 0; i < n.layers.size(); ++i) {
         const Layer& l = n.layers[i];
@@ -214,13 +286,58 @@ Status check_info(const Pack& pack) {
     for (const TextureQuality& t : q.textures) {
         finite = finite && std::isfinite(t.psnr_db) && std::isfinite(t.mean_angle_deg) &&
                  std::isfinite(t.psnr8_mip0_db) && all_finite(t.channels) && all_finite(t.mips);
-        if (!names.insert(t.texture).second) return rule_error("quality.textures", "'" + t.texture + "' appears twice");
+        if (!names.insert(t.texture).second)
+            return rule_error("quality.textures", "'" + printable(t.texture) + "' appears twice");
     }
     if (!finite) return rule_error("quality", "numbers must be finite (write 99 for a lossless channel)");
     return Status::success();
 }
 
 }  // namespace
+
+size_t valid_utf8_prefix(const uint8_t* data, size_t size) {
+    size_t i = 0;
+    while (i < size) {
+        const size_t length = utf8_sequence_length(data + i, size - i);
+        if (length == 0) return i;
+        i += length;
+    }
+    return size;
+}
+
+std::string printable(const std::string& text) {
+    static const char kHex[] = "0123456789ABCDEF";
+    const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+    std::string out;
+    for (size_t i = 0; i < text.size();) {
+        const size_t length = utf8_sequence_length(p + i, text.size() - i);
+        if (length == 0 || is_control(text[i])) {
+            out += "\\x";
+            out += kHex[p[i] >> 4];
+            out += kHex[p[i] & 15];
+            ++i;
+        } else if (text[i] == '\\') {
+            out += "\\\\";
+            ++i;
+        } else {
+            out.append(text, i, length);
+            i += length;
+        }
+    }
+    return out;
+}
+
+const char* file_name_problem(const std::string& name) {
+    if (name.empty()) return "it is empty";
+    if (!is_valid_utf8(name)) return "it is not valid UTF-8";
+    if (std::any_of(name.begin(), name.end(), is_control)) return "it contains a control character";
+    if (name.find_first_of("/\\") != std::string::npos) return "it contains '/' or '\\'";
+    if (name == "." || name == "..") return "it is '.' or '..'";
+    if (name.find("..") != std::string::npos) return "it contains '..'";
+    if (name.back() == ' ' || name.back() == '.') return "it ends in a space or a dot";
+    if (is_windows_device_name(name)) return "it is a device name reserved on Windows";
+    return nullptr;
+}
 
 Status check_metadata(const Pack& pack, const std::vector<bool>& has_scale) {
     NMC_RETURN_IF_ERROR(check_material(pack.material));
@@ -231,11 +348,20 @@ Status check_metadata(const Pack& pack, const std::vector<bool>& has_scale) {
     const int channel_count = static_cast<int>(pack.channels.size());
     NMC_RETURN_IF_ERROR(check_count("textures", pack.textures.size(), 1, kMaxTextures));
     std::set<std::string> names;
+    std::map<std::string, size_t> file_names;  // in lower case: decoded files may land on a case-insensitive system
     for (size_t i = 0; i < pack.textures.size(); ++i) {
+        const TextureLayout& t = pack.textures[i];
         const std::string path = index_path("textures", i);
-        NMC_RETURN_IF_ERROR(check_texture(pack.textures[i], path, channel_count));
-        if (!names.insert(pack.textures[i].name).second)
-            return rule_error(path + ".name", "'" + pack.textures[i].name + "' is not unique");
+        NMC_RETURN_IF_ERROR(check_texture(t, path, channel_count));
+        if (!names.insert(t.name).second)
+            return rule_error(path + ".name", "'" + printable(t.name) + "' is not unique");
+        std::string folded = t.file_name;
+        std::transform(folded.begin(), folded.end(), folded.begin(), ascii_lower);
+        const auto [other, inserted] = file_names.emplace(folded, i);
+        if (!inserted)
+            return rule_error(path + ".file_name", "'" + printable(t.file_name) + "' is also the file name of " +
+                                                       index_path("textures", other->second) +
+                                                       " (file names must differ in more than ASCII case)");
     }
     NMC_RETURN_IF_ERROR(check_channel_use(pack.textures, channel_count));
     NMC_RETURN_IF_ERROR(check_latents(pack.latents, pack.material, pack.network.arithmetic));

@@ -20,6 +20,7 @@
 #include "core/file_io.h"
 #include "material/image_io.h"
 #include "tests/cli/nmc_process.h"
+#include "tests/format/pack_surgery.h"
 #include "tests/validate/constant_pack.h"
 
 namespace nmc {
@@ -302,6 +303,43 @@ TEST_F(DecompressValidateCli, ValidateCorruptPackExits5) {
     EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "structure INVALID")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   structurally_invalid")) << r.out;
+}
+
+// Heat maps are named from the texture name: a name with a folder part would put one outside --diff. The reader
+// refuses such a pack (spec 5.4), so validate exits 5 and writes nothing anywhere.
+TEST_F(DecompressValidateCli, ValidateRefusesATextureNameThatLeavesTheDiffFolder) {
+    testing::RawSections sections = testing::sections_of(pack_);
+    sections.meta["textures"][0]["name"] = "../escaped";
+    const std::vector<uint8_t> bytes = testing::assemble(sections);
+    const std::string hostile = dir_.file("hostile.nmc");
+    ASSERT_TRUE(write_file_atomically(hostile, bytes.data(), bytes.size()).ok());
+    const std::vector<std::string> before = entries(dir_.path());
+    const std::vector<std::string> sources_before = entries(source_dir_);
+
+    const CommandResult r =
+        run_nmc("validate '" + hostile + "' --source '" + source_dir_ + "' --diff '" + dir_.file("diff") + "'");
+    EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out + r.err, "'textures[0].name'")) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out + r.err, "'../escaped'")) << r.out << r.err;
+    EXPECT_FALSE(file_exists(dir_.file("escaped_diff.png")));
+    EXPECT_EQ(entries(dir_.path()), before);
+    EXPECT_EQ(entries(source_dir_), sources_before);
+    EXPECT_TRUE(entries(dir_.file("diff")).empty());
+}
+
+// Two textures whose files would be one on a case-insensitive file system: decompress used to write the first and
+// then fail (or overwrite it). The reader refuses the pack, so nothing is written.
+TEST_F(DecompressValidateCli, DecompressRefusesTwoTexturesOfOneFileName) {
+    testing::RawSections sections = testing::sections_of(pack_);
+    sections.meta["textures"][1]["file_name"] = "MAT_color.png";
+    const std::vector<uint8_t> bytes = testing::assemble(sections);
+    const std::string hostile = dir_.file("hostile.nmc");
+    ASSERT_TRUE(write_file_atomically(hostile, bytes.data(), bytes.size()).ok());
+    const CommandResult r = run_nmc("decompress '" + hostile + "' -o '" + dir_.file("out") + "'");
+    EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "'textures[1].file_name': 'MAT_color.png' is also the file name of textures[0]"))
+        << r.err;
+    EXPECT_TRUE(entries(dir_.file("out")).empty());
 }
 
 TEST_F(DecompressValidateCli, ValidateBelowMinPsnrExits6) {

@@ -4,6 +4,7 @@
 
 #include "core/file_io.h"
 #include "tests/format/golden_pack.h"
+#include "tests/format/pack_surgery.h"
 
 namespace nmc {
 namespace {
@@ -75,6 +76,29 @@ TEST(Corruption, TrailingBytesAreRejected) {
     Result<Pack> pack = read_pack(bytes.data(), bytes.size());
     EXPECT_EQ(pack.status().code(), StatusCode::corrupt);
     EXPECT_NE(pack.status().message().find("trailing bytes"), std::string::npos) << pack.status().message();
+}
+
+// Bytes appended to the META section itself (its checksums made to match): only JSON whitespace may follow the JSON
+// text; anything else, a NUL byte followed by anything included, is refused.
+TEST(Corruption, EveryByteAfterTheMetadataTextIsRejectedUnlessWhitespace) {
+    const std::vector<SectionPayload> original = testing::payloads(testing::golden_sections());
+    for (int value = 0; value < 256; ++value) {
+        const auto byte = static_cast<uint8_t>(value);
+        const bool whitespace = byte == ' ' || byte == '\t' || byte == '\n' || byte == '\r';
+        for (const std::vector<uint8_t>& tail : {std::vector<uint8_t>{byte}, std::vector<uint8_t>{0, byte, 0xFF}}) {
+            std::vector<SectionPayload> p = original;
+            p[0].raw.insert(p[0].raw.end(), tail.begin(), tail.end());
+            const std::vector<uint8_t> bytes = testing::assemble(p);
+            Result<Pack> pack = read_pack(bytes.data(), bytes.size());
+            if (whitespace && tail.size() == 1) {
+                EXPECT_TRUE(pack.ok()) << "byte " << value << ": " << pack.status().to_string();
+                continue;
+            }
+            ASSERT_FALSE(pack.ok()) << "META + " << tail.size() << " bytes from " << value << ": accepted";
+            EXPECT_EQ(pack.status().code(), StatusCode::corrupt) << pack.status().to_string();
+            EXPECT_NE(pack.status().message().find("section 'META'"), std::string::npos) << pack.status().message();
+        }
+    }
 }
 
 }  // namespace

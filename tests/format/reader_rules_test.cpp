@@ -383,9 +383,39 @@ TEST(ReaderRules, MetadataThatIsNotJson) {
 }
 
 TEST(ReaderRules, MetadataThatIsNotUtf8) {
-    std::string text = testing::golden_sections().meta.dump();
-    text.replace(text.find("golden_small"), 1, "\xC3\x28");
-    expect_rejected(with_meta_text(text), StatusCode::corrupt, "not valid JSON");
+    const std::string text = testing::golden_sections().meta.dump();
+    std::string bad = text;
+    bad.replace(bad.find("golden_small"), 1, "\xC3\x28");
+    expect_rejected(with_meta_text(bad), StatusCode::corrupt, "section 'META': not valid UTF-8 at offset 40");
+    bad = text;
+    bad.replace(bad.find("golden_Color.png"), 1, "\xED\xA0\x80");  // a UTF-16 surrogate in a file_name
+    expect_rejected(with_meta_text(bad), StatusCode::corrupt, "section 'META': not valid UTF-8 at offset");
+    expect_rejected(with_meta_text(text + " \xFF"), StatusCode::corrupt,
+                    "section 'META': not valid UTF-8 at offset " + std::to_string(text.size() + 1));
+    expect_rejected(with_meta_text("\xEF\xBB\xBF" + text), StatusCode::corrupt,
+                    "section 'META': starts with a byte order mark");
+}
+
+// spec 5: the section is exactly one JSON text. The JSON parser stops at a NUL byte, so a text, a NUL and anything
+// after it (invalid UTF-8 too) used to read as the text alone.
+TEST(ReaderRules, MetadataWithBytesAfterTheJsonText) {
+    const std::string text = testing::golden_sections().meta.dump();
+    const std::string nul_at = "section 'META': a NUL byte at offset " + std::to_string(text.size());
+    expect_rejected(with_meta_text(text + std::string(1, '\0')), StatusCode::corrupt, nul_at);
+    expect_rejected(with_meta_text(text + std::string("\0junk", 5)), StatusCode::corrupt, nul_at);
+    expect_rejected(with_meta_text(text + std::string("\0\xFF\xFE\x80{}\0", 7)), StatusCode::corrupt, nul_at);
+    expect_rejected(with_meta_text(text + std::string("\n\0\xC3", 3)), StatusCode::corrupt,
+                    "a NUL byte at offset " + std::to_string(text.size() + 1) +
+                        " (the section must be exactly one JSON text; only whitespace may follow it)");
+    expect_rejected(with_meta_text(text + "{}"), StatusCode::corrupt, "section 'META': not valid JSON");
+    expect_rejected(with_meta_text(text + " x"), StatusCode::corrupt, "section 'META': not valid JSON");
+    // A NUL inside the text is refused the same way (a string may hold U+0000 only as the escape \u0000).
+    std::string inside = text;
+    inside[inside.find("golden_small") + 3] = '\0';
+    expect_rejected(with_meta_text(inside), StatusCode::corrupt, "section 'META': a NUL byte at offset");
+    // JSON whitespace around the text is allowed.
+    expect_accepted(with_meta_text(text + " \t\r\n"));
+    expect_accepted(with_meta_text("\n " + text + "\n"));
 }
 
 TEST(ReaderRules, MetadataBeyond1MiB) {
@@ -468,6 +498,19 @@ TEST(ReaderRules, MaterialNameLength) {
                     "'material.name': expected 1..256 bytes, got 0");
 }
 
+// spec 5.2: the material name is shown, not used as a file name: anything but control characters.
+TEST(ReaderRules, MaterialNameWithoutControlCharacters) {
+    expect_rejected(with_meta([](ordered_json& j) { j["material"]["name"] = "golden\nsmall"; }), StatusCode::corrupt,
+                    "'material.name': expected UTF-8 text without control characters, got 'golden\\x0Asmall'");
+    expect_rejected(with_meta([](ordered_json& j) { j["material"]["name"] = std::string("cut\0here", 8); }),
+                    StatusCode::corrupt, "got 'cut\\x00here'");
+    expect_rejected(with_meta([](ordered_json& j) { j["material"]["name"] = "\x1B[2Jclear"; }), StatusCode::corrupt,
+                    "got '\\x1B[2Jclear'");
+    expect_rejected(with_meta([](ordered_json& j) { j["material"]["name"] = "del\x7F"; }), StatusCode::corrupt,
+                    "got 'del\\x7F'");
+    expect_accepted(with_meta([](ordered_json& j) { j["material"]["name"] = "Ziegel Wand/Größe ../.. CON."; }));
+}
+
 TEST(ReaderRules, AddressModeValue) {
     expect_rejected(with_meta([](ordered_json& j) { j["material"]["address_mode"] = "mirror"; }), StatusCode::corrupt,
                     "'material.address_mode': expected 'wrap' or 'clamp', got 'mirror'");
@@ -499,13 +542,108 @@ TEST(ReaderRules, UnusedPackChannel) {
                     StatusCode::corrupt, "pack channel 2 is used by no texture");
 }
 
-TEST(ReaderRules, TextureNamesAndFileNames) {
+// The golden pack with texture 1's `field` set to `value`.
+std::vector<uint8_t> with_texture_1(const char* field, const std::string& value) {
+    RawSections s = testing::golden_sections();
+    s.meta["textures"][1][field] = value;
+    return testing::assemble(s);
+}
+
+// spec 5.4: a texture's name and file_name are plain file names (decompress writes files named from file_name, validate
+// heat maps named from name). Each hostile name, in either field, is refused naming the field and showing the name
+// with its control characters escaped.
+TEST(ReaderRules, TextureNamesAndFileNamesArePlainFileNames) {
+    struct Case {
+        std::string name;
+        const char* shown;
+        const char* why;
+    };
+    const Case cases[] = {
+        {".", "'.'", "it is '.' or '..'"},
+        {"..", "'..'", "it is '.' or '..'"},
+        {"../../../x/escaped", "'../../../x/escaped'", "it contains '/' or '\\'"},
+        {"/etc/passwd", "'/etc/passwd'", "it contains '/' or '\\'"},
+        {"maps/a.png", "'maps/a.png'", "it contains '/' or '\\'"},
+        {"..\\x.png", "'..\\\\x.png'", "it contains '/' or '\\'"},
+        {"C:\\a.png", "'C:\\\\a.png'", "it contains '/' or '\\'"},
+        {"a..b.png", "'a..b.png'", "it contains '..'"},
+        {std::string("cut\0here.png", 12), "'cut\\x00here.png'", "it contains a control character"},
+        {"line\nbreak.png", "'line\\x0Abreak.png'", "it contains a control character"},
+        {"tab\t.png", "'tab\\x09.png'", "it contains a control character"},
+        {"\x1B[31mred.png", "'\\x1B[31mred.png'", "it contains a control character"},
+        {"del\x7F.png", "'del\\x7F.png'", "it contains a control character"},
+        {"CON", "'CON'", "it is a device name reserved on Windows"},
+        {"con.png", "'con.png'", "it is a device name reserved on Windows"},
+        {"Prn.tar.gz", "'Prn.tar.gz'", "it is a device name reserved on Windows"},
+        {"aux", "'aux'", "it is a device name reserved on Windows"},
+        {"NUL.exr", "'NUL.exr'", "it is a device name reserved on Windows"},
+        {"nul .png", "'nul .png'", "it is a device name reserved on Windows"},
+        {"COM1.png", "'COM1.png'", "it is a device name reserved on Windows"},
+        {"com9", "'com9'", "it is a device name reserved on Windows"},
+        {"LPT1.jpg", "'LPT1.jpg'", "it is a device name reserved on Windows"},
+        {"lpt9.PNG", "'lpt9.PNG'", "it is a device name reserved on Windows"},
+        {"COM\xC2\xB9.png", "'COM\xC2\xB9.png'", "it is a device name reserved on Windows"},
+        {"a.png ", "'a.png '", "it ends in a space or a dot"},
+        {"a.png.", "'a.png.'", "it ends in a space or a dot"},
+        {" ", "' '", "it ends in a space or a dot"},
+    };
+    for (const char* field : {"name", "file_name"}) {
+        const std::string path = std::string("'textures[1].") + field + "': ";
+        expect_rejected(with_texture_1(field, ""), StatusCode::corrupt, path + "expected 1..256 bytes, got 0");
+        for (const Case& c : cases) {
+            SCOPED_TRACE(field + std::string(" = ") + c.shown);
+            expect_rejected(with_texture_1(field, c.name), StatusCode::corrupt,
+                            path + "expected a plain file name, got " + c.shown + " (" + c.why + ")");
+        }
+    }
+}
+
+TEST(ReaderRules, TextureNamesAndFileNamesAreUnique) {
     expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["name"] = "golden_Color"; }), StatusCode::corrupt,
                     "'textures[1].name': 'golden_Color' is not unique");
-    expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["file_name"] = "../x.png"; }), StatusCode::corrupt,
-                    "'textures[1].file_name': expected a file name without");
-    expect_rejected(with_meta([](ordered_json& j) { j["textures"][1]["file_name"] = "a\\x.png"; }), StatusCode::corrupt,
-                    "'textures[1].file_name'");
+    expect_accepted(with_meta([](ordered_json& j) { j["textures"][1]["name"] = "GOLDEN_color"; }));
+    // Decoded files may land on a case-insensitive file system: file names differ in more than ASCII case.
+    expect_rejected(with_texture_1("file_name", "golden_Color.png"), StatusCode::corrupt,
+                    "'textures[1].file_name': 'golden_Color.png' is also the file name of textures[0] (file names "
+                    "must differ in more than ASCII case)");
+    expect_rejected(with_meta([](ordered_json& j) { j["textures"][3]["file_name"] = "GOLDEN_color.PNG"; }),
+                    StatusCode::corrupt,
+                    "'textures[3].file_name': 'GOLDEN_color.PNG' is also the file name of textures[0]");
+    expect_rejected(with_meta([](ordered_json& j) { j["textures"][2]["file_name"] = "golden_normaldx.png"; }),
+                    StatusCode::corrupt,
+                    "'textures[2].file_name': 'golden_normaldx.png' is also the file name of "
+                    "textures[1]");
+}
+
+// Names of real materials (and a few more shapes a file name can take) stay accepted.
+TEST(ReaderRules, OrdinaryTextureNamesAndFileNamesAreAccepted) {
+    const char* names[] = {"Metal009_2K-JPG_Color.jpg",
+                           "T_Crate_D.png",
+                           "beige_wall_001_nor_gl_2k.jpg",
+                           "FlightHelmet_Materials_LeatherPartsMat_OcclusionRoughMetal.png",
+                           "My Texture (1) [final].png",
+                           "wall.001_diff.png",
+                           "Ziegel_Wand_Größe.png",
+                           "木材_albedo.png",
+                           "\xF0\x9F\xA7\xB1 brick.png",
+                           ".hidden.png",
+                           " leading space.png",
+                           "no_extension",
+                           "CONSOLE.png",
+                           "con_color.png",
+                           "COM10.png",
+                           "LPT.png",
+                           "auxiliary.tga",
+                           "a'b,c;d=e+f@g#h$i%j&k!l~m^n.png"};
+    for (const char* name : names) {
+        SCOPED_TRACE(name);
+        expect_accepted(with_texture_1("name", name));
+        expect_accepted(with_texture_1("file_name", name));
+    }
+    // 256 bytes is the longest name.
+    expect_accepted(with_texture_1("file_name", std::string(252, 'x') + ".png"));
+    expect_rejected(with_texture_1("file_name", std::string(253, 'x') + ".png"), StatusCode::corrupt,
+                    "'textures[1].file_name': expected 1..256 bytes, got 257");
 }
 
 TEST(ReaderRules, ChannelSourceValues) {

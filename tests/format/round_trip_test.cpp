@@ -184,6 +184,23 @@ TEST(Writer, RefusesPacksTheReaderWouldReject) {
         {"must have scales", [](Pack& p) { p.network.layers[2].scales.clear(); }},
         {"expected 256 weights", [](Pack& p) { p.network.layers[1].weights.push_back(0); }},
         {"not unique", [](Pack& p) { p.textures[1].name = p.textures[0].name; }},
+        {"'textures[1].name': expected a plain file name, got '../escaped' (it contains '/' or '\\')",
+         [](Pack& p) { p.textures[1].name = "../escaped"; }},
+        {"'textures[2].file_name': expected a plain file name, got '..' (it is '.' or '..')",
+         [](Pack& p) { p.textures[2].file_name = ".."; }},
+        {"'textures[0].file_name': expected a plain file name, got 'Con.png' (it is a device name reserved on Windows)",
+         [](Pack& p) { p.textures[0].file_name = "Con.png"; }},
+        {"got 'a\\x00b.png' (it contains a control character)",
+         [](Pack& p) { p.textures[3].file_name = std::string("a\0b.png", 7); }},
+        {"'textures[1].name': expected a plain file name, got '\\xC3(.png' (it is not valid UTF-8)",
+         [](Pack& p) { p.textures[1].name = "\xC3\x28.png"; }},
+        {"got 'x.png.' (it ends in a space or a dot)", [](Pack& p) { p.textures[1].file_name = "x.png."; }},
+        {"'textures[1].file_name': 'GOLDEN_COLOR.png' is also the file name of textures[0]",
+         [](Pack& p) { p.textures[1].file_name = "GOLDEN_COLOR.png"; }},
+        {"'material.name': expected UTF-8 text without control characters, got 'a\\x09b'",
+         [](Pack& p) { p.material.name = "a\tb"; }},
+        {"'material.name': expected UTF-8 text without control characters, got '\\xFF'",
+         [](Pack& p) { p.material.name = "\xFF"; }},
         {"quality", [](Pack& p) { p.quality.mips[0] = INFINITY; }},
     };
     for (const Case& c : cases) {
@@ -194,6 +211,25 @@ TEST(Writer, RefusesPacksTheReaderWouldReject) {
         EXPECT_EQ(bytes.status().code(), StatusCode::invalid_argument) << c.fragment;
         EXPECT_NE(bytes.status().message().find(c.fragment), std::string::npos) << bytes.status().message();
     }
+}
+
+// Names that are plain file names, with spaces, dots and non-ASCII letters inside, are written and read back.
+TEST(RoundTrip, OrdinaryNamesSurvive) {
+    Pack pack = testing::make_golden_pack();
+    pack.material.name = "Ziegel Wand (Größe 2)";
+    pack.textures[0].name = "wall.001_diff";
+    pack.textures[0].file_name = "wall.001_diff.png";
+    pack.textures[1].name = "Ziegel_Wand_Größe";
+    pack.textures[1].file_name = "Ziegel_Wand_Größe.png";
+    pack.textures[2].name = "T Crate D";
+    pack.textures[2].file_name = "T Crate D.png";
+    pack.textures[3].file_name = "Metal009_2K-JPG_Displacement.exr";
+    pack.quality.textures[0].texture = "wall.001_diff";
+    pack.quality.textures[1].texture = "Ziegel_Wand_Größe";
+    pack.quality.textures[2].texture = "T Crate D";
+    Result<std::vector<uint8_t>> bytes = write_pack(pack);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+    EXPECT_TRUE(testing::expect_same_pack(pack, read_back(*bytes)));
 }
 
 TEST(Writer, RefusesInvalidUtf8AndBadZstdLevel) {
