@@ -36,7 +36,10 @@
 #                                  vulkaninfo, the Vulkan decoder and CLI tests, nmc validate on both devices for
 #                                  each vulkan-packs/<material>.nmc (carried; made here by nmc compress on the shared
 #                                  materials, which travel as ./shared) -> vulkan-validate.txt, then
-#                                  nmc_vulkan_decoder_bench and nmc_cuda_decoder_bench (vulkan.txt: both tables)
+#                                  nmc_vulkan_decoder_bench and nmc_cuda_decoder_bench (vulkan.txt: both tables),
+#                                  nmc_vulkan_render_bench at 1920x1080 on vulkan-packs/$NMC_VULKAN_RENDER.nmc (default
+#                                  polyhaven_rusty_metal_05_1k) -> vulkan-render.txt and render/*.png;
+#                                  NMC_VULKAN_CUDA=0 builds without CUDA (shorter; no CUDA figures)
 #   scripts/gpu-check.sh sweep FILE   build nmc only, then one `nmc compress --device cuda` per line of FILE
 #                                  ("MATERIAL FLAGS..." under ../shared/materials; # comments), NMC_SWEEP_JOBS
 #                                  (4) at a time -> $OUT/sweep.jsonl (one line per run: material, flags, wall
@@ -152,20 +155,28 @@ if [ "$mode" = vulkan ]; then
   done
   ldconfig
   vulkaninfo() { LD_LIBRARY_PATH=/tmp/vulkan-tools/usr/lib/x86_64-linux-gnu /tmp/vulkan-tools/usr/bin/vulkaninfo "$@"; }
-  step "vulkaninfo (vulkaninfo.txt)"
-  if ! vulkaninfo >"$out/vulkaninfo.txt" 2>&1 && [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+  step "vulkaninfo"
+  if ! vulkaninfo >/tmp/vulkaninfo.txt 2>&1 && [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
     export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
     echo "no driver through the default ICD files: VK_DRIVER_FILES=$VK_DRIVER_FILES" | tee -a "$out/summary.txt"
-    vulkaninfo >"$out/vulkaninfo.txt" 2>&1
+    vulkaninfo >/tmp/vulkaninfo.txt 2>&1
   fi
-  grep -E "deviceName|driverVersion|apiVersion|ERROR" "$out/vulkaninfo.txt" | head -8
-  grep -oE "VK_(NV|KHR)_cooperative_(matrix|matrix2|vector) *: extension revision *[0-9]+" "$out/vulkaninfo.txt" | sort -u
-  step "configure and build (build-gpu-vulkan: no trainer, CUDA and Vulkan)"
-  configure build-gpu-vulkan -DNMC_WITH_TRAINER=OFF -DNMC_WITH_VULKAN=ON >"$out/configure.log" 2>&1 ||
+  grep -E "deviceName|driverVersion|apiVersion|ERROR" /tmp/vulkaninfo.txt | head -8 | tee -a "$out/summary.txt"
+  grep -oE "VK_(NV|KHR)_cooperative_(matrix|matrix2|vector) *: extension revision *[0-9]+" /tmp/vulkaninfo.txt |
+    sort -u | tee -a "$out/summary.txt"
+  # NMC_VULKAN_CUDA=0 builds without CUDA (a shorter build; no CUDA decoder figures in the same run).
+  cuda_targets="nmc_cuda_decoder_bench"
+  cuda_args=()
+  if [ "${NMC_VULKAN_CUDA:-1}" = 0 ]; then cuda_targets="" && cuda_args=(-DNMC_WITH_CUDA=OFF); fi
+  step "configure and build (build-gpu-vulkan: no trainer, Vulkan${cuda_targets:+ and CUDA})"
+  configure build-gpu-vulkan -DNMC_WITH_TRAINER=OFF -DNMC_WITH_VULKAN=ON "${cuda_args[@]}" >"$out/configure.log" 2>&1 ||
     { tail -40 "$out/configure.log"; exit 1; }
+  # shellcheck disable=SC2086
   cmake --build build-gpu-vulkan -j"$jobs" --target nmc vulkan_decoder_test nmc_decompress_validate_cli_tests \
-    nmc_vulkan_decoder_bench nmc_cuda_decoder_bench >"$out/build.log" 2>&1 || { grep -B2 -A8 -m5 error "$out/build.log"; exit 1; }
+    nmc_vulkan_decoder_bench nmc_vulkan_render_bench $cuda_targets >"$out/build.log" 2>&1 ||
+    { grep -B2 -A8 -m5 error "$out/build.log"; exit 1; }
+  rm -f "$out/build.log" "$out/configure.log"  # the device tool brings back 8 files: keep them for results
   step "Vulkan decoder and CLI tests (vulkan-tests.txt)"
   build-gpu-vulkan/tests/vulkan/vulkan_decoder_test >"$out/vulkan-tests.txt" 2>&1 || status=1
   NMC_BINARY=build-gpu-vulkan/cli/nmc build-gpu-vulkan/tests/cli/nmc_decompress_validate_cli_tests \
@@ -200,7 +211,16 @@ PY
   fi
   step "benchmarks: nmc_vulkan_decoder_bench 4096, nmc_cuda_decoder_bench (vulkan.txt)"
   build-gpu-vulkan/bench/nmc_vulkan_decoder_bench 4096 10 5 >"$out/vulkan.txt" 2>&1 || status=1
-  build-gpu-vulkan/bench/nmc_cuda_decoder_bench >>"$out/vulkan.txt" 2>&1 || status=1
+  if [ -n "$cuda_targets" ]; then build-gpu-vulkan/bench/nmc_cuda_decoder_bench >>"$out/vulkan.txt" 2>&1 || status=1; fi
+  # Inference on sample at 1920x1080 (vulkan-render.txt, frames in $OUT/render/) on NMC_VULKAN_RENDER's pack.
+  render_material="${NMC_VULKAN_RENDER:-polyhaven_rusty_metal_05_1k}"
+  if [ -f "vulkan-packs/$render_material.nmc" ] && [ -d "../shared/materials/$render_material" ]; then
+    step "render: nmc_vulkan_render_bench $render_material 1920x1080 (vulkan-render.txt)"
+    mkdir -p "$out/render"
+    build-gpu-vulkan/bench/nmc_vulkan_render_bench "vulkan-packs/$render_material.nmc" \
+      "../shared/materials/$render_material" "$out/render" 1920 1080 10 >"$out/vulkan-render.txt" 2>&1 || status=1
+    cat "$out/vulkan-render.txt"
+  fi
   head -8 "$out/vulkan.txt"
   grep -E "^(path|fp8|fp16|cpu) " "$out/vulkan.txt" | tail -24
   step "done, status $status"
