@@ -87,18 +87,19 @@ void main() {
             }
         }
         barrier();
+        const NmcLayer constants = nmc_layer(layer);
         if (l + 1u < layers) {
             // spec 8.6: y = acc * scale + bias, activated and rounded to E4M3: the next layer's X row (exact).
             for (uint n = 0u; n < columns; ++n) {
                 const float a = n < outputs
-                    ? nmc_hidden_activation(nmc_layer_output(layer, n, layer_sums[n * kTexels + row]))
+                    ? nmc_hidden_activation(constants, nmc_layer_output(constants, n, layer_sums[n * kTexels + row]))
                     : 0.0;
                 layer_input[n * kTexels + row] = float16_t(a);
             }
         } else if (t < count) {
             for (uint n = 0u; n < outputs; ++n)
                 output_values[n * range.plane_stride + t] =
-                    nmc_output_transform(nmc_layer_output(layer, n, layer_sums[n * kTexels + row]), n);
+                    nmc_output_transform(nmc_layer_output(constants, n, layer_sums[n * kTexels + row]), n);
         }
         barrier();
     }

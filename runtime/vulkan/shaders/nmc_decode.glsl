@@ -216,19 +216,31 @@ void nmc_layer0_input(float u, float v, uint mip) {
     for (uint i = 2u * features + 13u; i < input_width; ++i) NMC_STORE_INPUT(i, 0.0);
 }
 
-// spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add) for output n of the layer whose
-// header is at `layer`.
-float nmc_layer_output(uint layer, uint n, float acc) {
-    precise float y = acc * nmc_float(nmc_word(layer + NMC_LAYER_SCALES) + n) +
-                      nmc_float(nmc_word(layer + NMC_LAYER_BIASES) + n);
+// A layer's per-output constants and the activation's arithmetic, read from the model buffer once per layer rather than
+// once per output.
+struct NmcLayer {
+    uint scales;      // word offsets of the layer's scales and biases
+    uint biases;
+    bool binary16;    // the activation's arithmetic (spec 5.6)
+    float one_third;  // its constant c
+};
+
+NmcLayer nmc_layer(uint layer) {
+    const bool binary16 = nmc_binary16();
+    return NmcLayer(nmc_word(layer + NMC_LAYER_SCALES), nmc_word(layer + NMC_LAYER_BIASES), binary16,
+                    nmc_float(binary16 ? NMC_HEADER_ONE_THIRD_BINARY16 : NMC_HEADER_ONE_THIRD_FLOAT32));
+}
+
+// spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add) for output n.
+float nmc_layer_output(NmcLayer layer, uint n, float acc) {
+    precise float y = acc * nmc_float(layer.scales + n) + nmc_float(layer.biases + n);
     return y;
 }
 
 // spec 8.6: a hidden layer's output y activated and rounded to E4M3, the next layer's input.
-float nmc_hidden_activation(float y) {
-    const bool binary16 = nmc_binary16();
-    const float one_third = nmc_float(binary16 ? NMC_HEADER_ONE_THIRD_BINARY16 : NMC_HEADER_ONE_THIRD_FLOAT32);
-    return nmc_round_fp8(binary16 ? nmc_hgelu_binary16(y, one_third) : nmc_hgelu_float32(y, one_third));
+float nmc_hidden_activation(NmcLayer layer, float y) {
+    return nmc_round_fp8(layer.binary16 ? nmc_hgelu_binary16(y, layer.one_third)
+                                        : nmc_hgelu_float32(y, layer.one_third));
 }
 
 // spec 8.7: value = lo + (hi - lo) * min(max(o, 0), 1) for pack channel c.
@@ -250,16 +262,29 @@ void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
         const uint inputs = nmc_word(layer + NMC_LAYER_INPUT_WIDTH);
         const uint outputs = nmc_word(layer + NMC_LAYER_OUTPUT_WIDTH);
         const uint weights = nmc_word(layer + NMC_LAYER_WEIGHTS);
+        const NmcLayer constants = nmc_layer(layer);
         const uint from = l & 1u;
-        for (uint n = 0u; n < outputs; ++n) {
-            // acc[n] = sum over i of W[n][i] * x'[i] (float32, in input order).
-            precise float acc = 0.0;
-            for (uint i = 0u; i < inputs; ++i) acc = acc + nmc_float(weights + n * inputs + i) * nmc_vectors[from][i];
-            const float y = nmc_layer_output(layer, n, acc);
-            if (l + 1u < layers) {
-                nmc_vectors[from ^ 1u][n] = nmc_hidden_activation(y);
-            } else {
-                channels[n] = nmc_output_transform(y, n);
+        // Four outputs at a time, so that each input is read once for four products; each output's sum still runs
+        // in input order: acc[n] = sum over i of W[n][i] * x'[i] (float32).
+        for (uint n0 = 0u; n0 < outputs; n0 += 4u) {
+            const uint rows = min(4u, outputs - n0);
+            precise vec4 acc = vec4(0.0);
+            for (uint i = 0u; i < inputs; ++i) {
+                const float x = nmc_vectors[from][i];
+                const uint w = weights + n0 * inputs + i;
+                precise vec4 products = vec4(nmc_float(w), rows > 1u ? nmc_float(w + inputs) : 0.0,
+                                             rows > 2u ? nmc_float(w + 2u * inputs) : 0.0,
+                                             rows > 3u ? nmc_float(w + 3u * inputs) : 0.0) * x;
+                acc = acc + products;
+            }
+            for (uint k = 0u; k < rows; ++k) {
+                const uint n = n0 + k;
+                const float y = nmc_layer_output(constants, n, acc[k]);
+                if (l + 1u < layers) {
+                    nmc_vectors[from ^ 1u][n] = nmc_hidden_activation(constants, y);
+                } else {
+                    channels[n] = nmc_output_transform(y, n);
+                }
             }
         }
     }
