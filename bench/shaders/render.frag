@@ -1,8 +1,8 @@
 // bench/vulkan_render_bench.cpp's scene: a lit, textured ground plane seen in perspective, shaded per pixel from the
 // material's albedo, normal, roughness, metalness and ambient-occlusion maps. kReference picks where the material's
 // values come from:
-//   0: inference on sample: nmc_decode_texel (runtime/vulkan/shaders/nmc_decode.glsl) at the two mips around the
-//      pixel's level of detail, blended by its fraction (trilinear filtering of the pack);
+//   0: inference on sample: nmc_decode_trilinear (runtime/vulkan/shaders/nmc_decode.glsl): the pack decoded at the
+//      two mips around the pixel's level of detail, blended by its fraction;
 //   1: the source textures' pack-channel planes (every mip, the reference the pack was trained on) through ordinary
 //      trilinear texture sampling.
 // Both then rebuild each texture's file values (nmc_source_channels, spec 8.8-8.9) and shade alike, so the frames
@@ -50,15 +50,7 @@ void material_values(vec2 uv, float lod, out float pack[16]) {
         }
         return;
     }
-    const uint mips = nmc_word(NMC_HEADER_MIP_COUNT);
-    const uint m0 = uint(floor(lod));
-    const float f = lod - float(m0);
-    nmc_decode_texel(uv.x, uv.y, m0, pack);
-    if (f > 0.0 && m0 + 1u < mips) {
-        float upper[16];
-        nmc_decode_texel(uv.x, uv.y, m0 + 1u, upper);
-        for (uint c = 0u; c < channels; ++c) pack[c] = mix(pack[c], upper[c], f);
-    }
+    nmc_decode_trilinear(uv.x, uv.y, lod, pack);
 }
 
 float channel_of(float pack[16], uint texture, uint channel, float fallback) {
@@ -82,11 +74,7 @@ void main() {
     const float t = plane ? -eye.y / ray.y : 0.0;
     const vec3 p = eye + ray * t;
     const vec2 uv = p.xz * 0.5 + 0.5;
-    const vec2 size = vec2(float(nmc_word(NMC_HEADER_WIDTH)), float(nmc_word(NMC_HEADER_HEIGHT)));
-    const vec2 dx = dFdx(uv) * size;
-    const vec2 dy = dFdy(uv) * size;
-    const float mips = float(nmc_word(NMC_HEADER_MIP_COUNT));
-    const float lod = clamp(0.5 * log2(max(max(dot(dx, dx), dot(dy, dy)), 1e-12)), 0.0, mips - 1.0);
+    const float lod = nmc_level_of_detail(dFdx(uv), dFdy(uv));
     if (!plane) {
         colour = vec4(0.55, 0.65, 0.8, 0.0);  // sky; alpha 0: not the plane
         return;

@@ -4,7 +4,9 @@
 //   NMC_MAX_WIDTH                     an upper bound of the pack's widest layer (default 256, spec 9's limit;
 //                                     nmc_max_width_of(pack) on the host gives the pack's own; smaller is faster)
 // and call nmc_decode_texel(u, v, mip, channels): the pack's C channel values at (u, v) of mip `mip`, exactly the
-// values of the CPU reference decoder's portable kernel (every float32 and binary16 rounding the spec's). The model
+// values of the CPU reference decoder's portable kernel (every float32 and binary16 rounding the spec's), or
+// nmc_decode_trilinear(u, v, lod, channels) between mips (lod from nmc_level_of_detail(dFdx(uv), dFdy(uv))); then
+// nmc_source_channels(texture, channels, values) for a texture's file values (normal Z, inverts, constants). The model
 // buffer (runtime/vulkan/gpu_model.h builds it; layout in model_layout.h) is read-only storage, one per pack.
 //
 // Every arithmetic result below is `precise` (SPIR-V NoContraction): spec 2 forbids fusing a multiply and an add
@@ -287,6 +289,34 @@ void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
                 }
             }
         }
+    }
+}
+
+// Inference on sample: the level of detail of a sample whose uv changes by duv_dx and duv_dy from one pixel to the
+// next (dFdx(uv), dFdy(uv) in a fragment shader), as GPUs choose a texture's mip: log2 of the larger footprint in
+// mip-0 texels, clamped to 0 .. M-1.
+float nmc_level_of_detail(vec2 duv_dx, vec2 duv_dy) {
+    const vec2 size = vec2(float(nmc_word(NMC_HEADER_WIDTH)), float(nmc_word(NMC_HEADER_HEIGHT)));
+    const vec2 dx = duv_dx * size;
+    const vec2 dy = duv_dy * size;
+    const float mips = float(nmc_word(NMC_HEADER_MIP_COUNT));
+    return clamp(0.5 * log2(max(max(dot(dx, dx), dot(dy, dy)), 1e-12)), 0.0, mips - 1.0);
+}
+
+// Inference on sample with trilinear filtering: the pack's C channel values at (u, v) decoded at the two mips around
+// `lod` (0 .. M-1) and blended by its fraction, as a GPU filters a texture across its mips (within a mip the decoded
+// values already vary smoothly with u and v: the latents are sampled bilinearly). Two nmc_decode_texel calls where
+// lod has a fraction, one where it is whole. Not part of the spec's bit-exact decoding (section 8 decodes whole mips).
+void nmc_decode_trilinear(float u, float v, float lod, out float channels[16]) {
+    const uint mips = nmc_word(NMC_HEADER_MIP_COUNT);
+    const uint m0 = min(uint(floor(lod)), mips - 1u);
+    const float f = lod - float(m0);
+    nmc_decode_texel(u, v, m0, channels);
+    if (f > 0.0 && m0 + 1u < mips) {
+        float upper[16];
+        nmc_decode_texel(u, v, m0 + 1u, upper);
+        const uint count = nmc_word(NMC_HEADER_CHANNEL_COUNT);
+        for (uint c = 0u; c < count; ++c) channels[c] = mix(channels[c], upper[c], f);
     }
 }
 
