@@ -38,6 +38,7 @@ constexpr int kPlaneImages = 4;  // render.frag's planes[4]: up to 16 pack chann
 
 // render.frag's push constants: where each material input comes from.
 struct MaterialMap {
+    float aspect = 1.0f;  // width / height of the frame
     uint32_t albedo = kAbsent;
     uint32_t normal = kAbsent;
     uint32_t normal_flip_y = 0;
@@ -129,6 +130,11 @@ int main(int argc, char** argv) {
     nmc::Result<std::unique_ptr<Context>> opened = Context::open(device_index);
     check(opened.status(), "opening the Vulkan device");
     Context& context = *opened.value();
+    if (!context.graphics() || context.timestamp_period_ns() <= 0) {
+        std::fprintf(stderr, "%s: vulkan:%d (%s) has no queue that both draws and times\n", argv[0],
+                     context.info().index, context.info().name.c_str());
+        return 1;
+    }
     const nmc::vulkan_detail::DeviceFunctions& vk = context.vk();
     const VkDevice device = context.device();
     const nmc::MaterialInfo& info = pack->material;
@@ -232,7 +238,17 @@ int main(int argc, char** argv) {
     subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
     subpass.colorAttachmentCount = 1;
     subpass.pColorAttachments = &colour_reference;
+    // The colour writes finish before the copy that reads the frame back.
+    VkSubpassDependency to_copy{};
+    to_copy.srcSubpass = 0;
+    to_copy.dstSubpass = VK_SUBPASS_EXTERNAL;
+    to_copy.srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
+    to_copy.srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
+    to_copy.dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
     auto pass_info = vk_struct<VkRenderPassCreateInfo>(VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO);
+    pass_info.dependencyCount = 1;
+    pass_info.pDependencies = &to_copy;
     pass_info.attachmentCount = 1;
     pass_info.pAttachments = &attachment;
     pass_info.subpassCount = 1;
@@ -381,7 +397,8 @@ int main(int argc, char** argv) {
     query_info.queryCount = 2;
     VkQueryPool queries = VK_NULL_HANDLE;
     check_vk(vk.vkCreateQueryPool(device, &query_info, nullptr, &queries), "vkCreateQueryPool");
-    const MaterialMap map = material_map(pack.value());
+    MaterialMap map = material_map(pack.value());
+    map.aspect = static_cast<float>(width) / static_cast<float>(height);
     Frame rendered[2];
     for (int path = 0; path < 2; ++path) {
         std::vector<double> times;

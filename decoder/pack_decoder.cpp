@@ -78,10 +78,14 @@ Result<std::unique_ptr<PackDecoder>> create_vulkan_decoder(const Pack& pack, con
     vulkan_options.device = index;
     auto decoder = VulkanDecoder::create(pack, vulkan_options);
     if (!decoder.ok()) {
+        // The flag names the device; the runtime's messages name it too ("vulkan:3: no such Vulkan device").
         const Status& s = decoder.status();
-        return s.code() == StatusCode::backend_unavailable
-                   ? Status(s.code(), "--device " + options.device + ": " + s.message())
-                   : s;
+        if (s.code() != StatusCode::backend_unavailable) return s;
+        std::string message = s.message();
+        const size_t digits = message.rfind("vulkan:", 0) == 0 ? message.find_first_not_of("0123456789", 7) : 0;
+        if (digits != std::string::npos && digits > 7 && message.compare(digits, 2, ": ") == 0)
+            message = message.substr(digits + 2);
+        return Status(s.code(), "--device " + options.device + ": " + message);
     }
     return std::unique_ptr<PackDecoder>(std::make_unique<VulkanPackDecoder>(std::move(decoder).value()));
 #else

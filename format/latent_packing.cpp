@@ -29,12 +29,6 @@ int latent_level_size(int size, int grid_scale, int level) {
     return n > 1 ? static_cast<int>(n) : 1;
 }
 
-uint64_t latent_section_size(const LatentGrids& latents) {
-    uint64_t offset = 0;
-    for (const LatentLevel& l : latents.levels) offset = align16(offset) + level_bytes(l, latents.feature_count);
-    return offset;
-}
-
 std::vector<uint64_t> latent_level_offsets(const LatentGrids& latents) {
     std::vector<uint64_t> offsets;
     uint64_t end = 0;
@@ -43,6 +37,11 @@ std::vector<uint64_t> latent_level_offsets(const LatentGrids& latents) {
         end = offsets.back() + level_bytes(l, latents.feature_count);
     }
     return offsets;
+}
+
+uint64_t latent_section_size(const LatentGrids& latents) {
+    if (latents.levels.empty()) return 0;
+    return latent_level_offsets(latents).back() + level_bytes(latents.levels.back(), latents.feature_count);
 }
 
 Status check_latent_codes(const LatentGrids& latents) {
@@ -64,11 +63,11 @@ Status check_latent_codes(const LatentGrids& latents) {
 }
 
 std::vector<uint8_t> pack_latents(const LatentGrids& latents) {
-    std::vector<uint8_t> out;
-    for (const LatentLevel& l : latents.levels) {
-        out.resize(static_cast<size_t>(align16(out.size())), 0);
-        const size_t begin = out.size();
-        out.resize(begin + static_cast<size_t>(level_bytes(l, latents.feature_count)), 0);
+    std::vector<uint8_t> out(static_cast<size_t>(latent_section_size(latents)), 0);
+    const std::vector<uint64_t> offsets = latent_level_offsets(latents);
+    for (size_t k = 0; k < latents.levels.size(); ++k) {
+        const LatentLevel& l = latents.levels[k];
+        const auto begin = static_cast<size_t>(offsets[k]);
         const auto bits = static_cast<size_t>(l.bits);
         for (size_t i = 0; i < l.codes.size(); ++i) {
             const size_t p = i * bits;  // bit p of the stream is bit p mod 8 of byte p div 8
@@ -83,10 +82,11 @@ Status unpack_latents(const uint8_t* data, size_t size, LatentGrids& latents) {
     if (expected != size)
         return Status(StatusCode::corrupt, "section 'LATN': expected " + std::to_string(expected) +
                                                " bytes from the metadata, got " + std::to_string(size));
-    uint64_t offset = 0;
+    const std::vector<uint64_t> offsets = latent_level_offsets(latents);
+    uint64_t offset = 0;  // the end of the level before
     for (size_t k = 0; k < latents.levels.size(); ++k) {
         LatentLevel& l = latents.levels[k];
-        const uint64_t begin = align16(offset);
+        const uint64_t begin = offsets[k];
         for (uint64_t i = offset; i < begin; ++i)
             if (data[i] != 0)
                 return Status(StatusCode::corrupt,

@@ -19,6 +19,7 @@ layout(set = 0, binding = 1) uniform sampler2D planes[4];  // pack channels 4i .
 
 // Where each material input comes from: a texture index and a channel of it (0xFFFFFFFF: absent, a default).
 layout(push_constant) uniform Material {
+    float aspect;         // the frame's width / height
     uint albedo;          // texture of the colour (3 channels)
     uint normal;          // texture of the normal map
     uint normal_flip_y;   // 1 when its file stores DirectX normals (Y down)
@@ -44,7 +45,15 @@ void material_values(vec2 uv, float lod, out float pack[16]) {
     const uint channels = nmc_word(NMC_HEADER_CHANNEL_COUNT);
     if (kReference == 1u) {
         for (uint c = 0u; c < channels; ++c) {
-            const float normalised = textureLod(planes[c / 4u], uv, lod)[c % 4u];
+            // Constant indices into the sampler array (dynamic ones need an optional feature).
+            vec4 group;
+            switch (c / 4u) {
+                case 0u: group = textureLod(planes[0], uv, lod); break;
+                case 1u: group = textureLod(planes[1], uv, lod); break;
+                case 2u: group = textureLod(planes[2], uv, lod); break;
+                default: group = textureLod(planes[3], uv, lod); break;
+            }
+            const float normalised = group[c % 4u];
             const uint range = nmc_word(NMC_HEADER_CHANNEL_RANGES) + 2u * c;
             pack[c] = nmc_float(range) + (nmc_float(range + 1u) - nmc_float(range)) * normalised;
         }
@@ -67,8 +76,7 @@ void main() {
     const vec3 forward = normalize(vec3(0.0, 0.0, -0.2) - eye);
     const vec3 right = normalize(cross(forward, vec3(0.0, 1.0, 0.0)));
     const vec3 up = cross(right, forward);
-    const float aspect = 1920.0 / 1080.0;
-    const vec3 ray = normalize(forward + right * screen.x * aspect * 0.6 + up * screen.y * 0.6);
+    const vec3 ray = normalize(forward + right * screen.x * material.aspect * 0.6 + up * screen.y * 0.6);
     // The plane's uv and level of detail, in uniform control flow (derivatives); sky pixels get a stand-in.
     const bool plane = ray.y < -1e-4;
     const float t = plane ? -eye.y / ray.y : 0.0;

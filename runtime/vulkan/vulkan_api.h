@@ -59,18 +59,18 @@ namespace nmc::vulkan_detail {
     X(vkCmdBindDescriptorSets)         \
     X(vkCmdPushConstants)              \
     X(vkCmdDispatch)                   \
-    X(vkCreateRenderPass) \
-    X(vkDestroyRenderPass) \
-    X(vkCreateFramebuffer) \
-    X(vkDestroyFramebuffer) \
-    X(vkCreateImageView) \
-    X(vkDestroyImageView) \
-    X(vkCreateSampler) \
-    X(vkDestroySampler) \
-    X(vkCreateGraphicsPipelines) \
-    X(vkCmdBeginRenderPass) \
-    X(vkCmdEndRenderPass) \
-    X(vkCmdDraw) \
+    X(vkCreateRenderPass)              \
+    X(vkDestroyRenderPass)             \
+    X(vkCreateFramebuffer)             \
+    X(vkDestroyFramebuffer)            \
+    X(vkCreateImageView)               \
+    X(vkDestroyImageView)              \
+    X(vkCreateSampler)                 \
+    X(vkDestroySampler)                \
+    X(vkCreateGraphicsPipelines)       \
+    X(vkCmdBeginRenderPass)            \
+    X(vkCmdEndRenderPass)              \
+    X(vkCmdDraw)                       \
     X(vkCmdPipelineBarrier)            \
     X(vkCmdCopyBuffer)                 \
     X(vkCmdCopyBufferToImage)          \

@@ -51,6 +51,14 @@ Status vulkan_error(const char* call, VkResult result) {
     return Status(StatusCode::io_error, std::string("Vulkan: ") + call + " failed (" + result_name(result) + ")");
 }
 
+Result<int> Context::device_count() {
+    Context probe;
+    NMC_RETURN_IF_ERROR(probe.create_instance());
+    uint32_t count = 0;
+    NMC_VK(probe.vki_.vkEnumeratePhysicalDevices(probe.instance_, &count, nullptr));
+    return static_cast<int>(count);
+}
+
 Result<std::unique_ptr<Context>> Context::open(int index) {
     std::unique_ptr<Context> context(new Context());
     NMC_RETURN_IF_ERROR(context->open_device(index));
@@ -116,7 +124,7 @@ std::string Context::cooperative_matrix_missing(uint32_t api_version) {
     return "no 16x16x16 float16 x float16 + float32 subgroup matrix among its " + std::to_string(count) + " shapes";
 }
 
-Status Context::open_device(int requested_device) {
+Status Context::create_instance() {
     Result<const GlobalFunctions*> loaded = load_vulkan();
     if (!loaded.ok()) return loaded.status();
     global_ = loaded.value();
@@ -133,15 +141,20 @@ Status Context::open_device(int requested_device) {
     const VkResult made = global_->vkCreateInstance(&create, nullptr, &instance_);
     if (made != VK_SUCCESS)
         return Status(StatusCode::backend_unavailable,
-                      std::string("Vulkan: no instance_ (") + result_name(made) + "): is a Vulkan driver installed?");
+                      std::string("Vulkan: no instance (") + result_name(made) + "): is a Vulkan driver installed?");
     NMC_RETURN_IF_ERROR(load_instance_functions(*global_, instance_, vki_));
 
+    return Status::success();
+}
+
+Status Context::open_device(int requested_device) {
+    NMC_RETURN_IF_ERROR(create_instance());
     uint32_t count = 0;
     NMC_VK(vki_.vkEnumeratePhysicalDevices(instance_, &count, nullptr));
     std::vector<VkPhysicalDevice> devices(count);
     NMC_VK(vki_.vkEnumeratePhysicalDevices(instance_, &count, devices.data()));
     devices.resize(count);
-    if (devices.empty()) return Status(StatusCode::backend_unavailable, "Vulkan: no device_ found");
+    if (devices.empty()) return Status(StatusCode::backend_unavailable, "Vulkan: no device found");
     int index = requested_device;
     if (index < 0) {
         int best_rank = 4;
@@ -155,8 +168,7 @@ Status Context::open_device(int requested_device) {
         }
     }
     if (index >= static_cast<int>(devices.size()))
-        return Status(StatusCode::backend_unavailable, "vulkan:" + std::to_string(index) +
-                                                           ": no such Vulkan device_ (" +
+        return Status(StatusCode::backend_unavailable, "vulkan:" + std::to_string(index) + ": no such Vulkan device (" +
                                                            std::to_string(devices.size()) + " found)");
     physical_ = devices[static_cast<size_t>(index)];
     VkPhysicalDeviceProperties properties;
@@ -175,17 +187,22 @@ Status Context::open_device(int requested_device) {
     vki_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &family_count, nullptr);
     std::vector<VkQueueFamilyProperties> families(family_count);
     vki_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &family_count, families.data());
+    // A compute queue, one that also draws where the device has one (the render bench's).
     bool found = false;
-    for (uint32_t i = 0; i < family_count && !found; ++i) {
-        if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) {
-            queue_family_ = i;
-            found = true;
-            if (families[i].timestampValidBits > 0) timestamp_period_ns_ = properties.limits.timestampPeriod;
+    for (int pass = 0; pass < 2 && !found; ++pass) {
+        const VkQueueFlags want = pass == 0 ? VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT : VK_QUEUE_COMPUTE_BIT;
+        for (uint32_t i = 0; i < family_count && !found; ++i) {
+            if ((families[i].queueFlags & want) == want) {
+                queue_family_ = i;
+                found = true;
+                graphics_ = (families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) != 0;
+                if (families[i].timestampValidBits > 0) timestamp_period_ns_ = properties.limits.timestampPeriod;
+            }
         }
     }
     if (!found)
         return Status(StatusCode::backend_unavailable,
-                      "vulkan:" + std::to_string(index) + " (" + info_.name + ") has no compute queue_");
+                      "vulkan:" + std::to_string(index) + " (" + info_.name + ") has no compute queue");
 
     // The cooperative-matrix pipeline's extension and features, enabled below where the device has them.
     const std::string missing = cooperative_matrix_missing(properties.apiVersion);
@@ -245,6 +262,13 @@ void Context::destroy(Buffer& b) {
 
 Status Context::create_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
                               VkMemoryPropertyFlags preferred, Buffer& out) {
+    const Status made = make_buffer(size, usage, required, preferred, out);
+    if (!made.ok()) destroy(out);  // what was made before the failure
+    return made;
+}
+
+Status Context::make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
+                            VkMemoryPropertyFlags preferred, Buffer& out) {
     auto create = vk_struct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
     create.size = size;
     create.usage = usage;
@@ -327,6 +351,18 @@ bool Context::format_supports(VkFormat format, VkFormatFeatureFlags features) co
 
 Status Context::create_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
                              Image& out) {
+    if (width > limits_.maxImageDimension2D || height > limits_.maxImageDimension2D)
+        return Status(StatusCode::limit_exceeded, "vulkan:" + std::to_string(info_.index) + " (" + info_.name +
+                                                      "): a " + std::to_string(width) + "x" + std::to_string(height) +
+                                                      " image exceeds the device's " +
+                                                      std::to_string(limits_.maxImageDimension2D) + " texels");
+    const Status made = make_image(format, width, height, mips, usage, out);
+    if (!made.ok()) destroy(out);
+    return made;
+}
+
+Status Context::make_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
+                           Image& out) {
     auto create = vk_struct<VkImageCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO);
     create.imageType = VK_IMAGE_TYPE_2D;
     create.format = format;

@@ -49,6 +49,8 @@ public:
     // Device `index` of the loader's list; -1: the first GPU (discrete, then integrated, then virtual), else the first
     // device. backend_unavailable without a loader, a driver, such a device or Vulkan 1.1.
     static Result<std::unique_ptr<Context>> open(int index);
+    // How many devices the loader lists; the same errors as open() without a loader or a driver.
+    static Result<int> device_count();
     ~Context();
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
@@ -56,12 +58,13 @@ public:
     const VulkanDeviceInfo& info() const { return info_; }
     const VkPhysicalDeviceLimits& limits() const { return limits_; }
     float timestamp_period_ns() const { return timestamp_period_ns_; }  // 0: the queue has no timestamps
+    bool graphics() const { return graphics_; }                         // whether the queue also draws
     const DeviceFunctions& vk() const { return vkd_; }
     VkDevice device() const { return device_; }
     VkCommandBuffer commands() const { return commands_; }
 
     // A buffer in memory with all of `required` properties, preferring memory that also has `preferred`; host-visible
-    // buffers are mapped.
+    // buffers are mapped. On failure nothing is left allocated.
     Status create_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
                          VkMemoryPropertyFlags preferred, Buffer& out);
     // A device-local storage buffer holding `size` bytes of `data` (through a staging buffer).
@@ -78,7 +81,8 @@ public:
                        VkPipelineStageFlags from, VkAccessFlags from_access, VkPipelineStageFlags to,
                        VkAccessFlags to_access);
 
-    // A 2D optimal-tiling device-local image of `mips` levels with its memory.
+    // A 2D optimal-tiling device-local image of `mips` levels with its memory (limit_exceeded beyond the device's
+    // maxImageDimension2D). On failure nothing is left allocated.
     Status create_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
                         Image& out);
     void destroy(Image& image);
@@ -86,7 +90,12 @@ public:
 
 private:
     Context() = default;
+    Status create_instance();
     Status open_device(int index);
+    Status make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
+                       VkMemoryPropertyFlags preferred, Buffer& out);
+    Status make_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
+                      Image& out);
     std::string cooperative_matrix_missing(uint32_t api_version);
 
     const GlobalFunctions* global_ = nullptr;
@@ -97,6 +106,7 @@ private:
     VkPhysicalDeviceMemoryProperties memory_properties_{};
     VkPhysicalDeviceLimits limits_{};
     float timestamp_period_ns_ = 0;
+    bool graphics_ = false;
     VkDevice device_ = VK_NULL_HANDLE;
     VkQueue queue_ = VK_NULL_HANDLE;
     uint32_t queue_family_ = 0;

@@ -149,11 +149,18 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
     const VulkanDeviceInfo& info = context->info();
     const std::string device_name = "vulkan:" + std::to_string(info.index) + " (" + info.name + ")";
 
-    // The network path: the cooperative-matrix one where asked for or, by default, where the device has it.
-    if (options.path == VulkanNetworkPath::cooperative_matrix && !info.cooperative_matrix)
+    // The network path: the cooperative-matrix one where asked for or, by default, where the device has it and its
+    // shared memory holds the pack's matrices (decode_mip_coopmat.comp: 64 rows of binary16 inputs and float32 sums).
+    const uint64_t shared_bytes = uint64_t{kWorkgroupSize} * NMC_PADDED(static_cast<uint32_t>(gpu_model.max_width)) * 6;
+    std::string cooperative_missing = info.cooperative_matrix ? "" : info.cooperative_matrix_detail;
+    if (cooperative_missing.empty() && shared_bytes > context->limits().maxComputeSharedMemorySize)
+        cooperative_missing = "the pack's widest layer (" + std::to_string(gpu_model.max_width) + ") needs " +
+                              std::to_string(shared_bytes) + " bytes of shared memory, the device has " +
+                              std::to_string(context->limits().maxComputeSharedMemorySize);
+    if (options.path == VulkanNetworkPath::cooperative_matrix && !cooperative_missing.empty())
         return Status(StatusCode::backend_unavailable,
-                      device_name + " cannot run the cooperative-matrix path: " + info.cooperative_matrix_detail);
-    path = options.path == VulkanNetworkPath::scalar || !info.cooperative_matrix
+                      device_name + " cannot run the cooperative-matrix path: " + cooperative_missing);
+    path = options.path == VulkanNetworkPath::scalar || !cooperative_missing.empty()
                ? VulkanNetworkPath::scalar
                : VulkanNetworkPath::cooperative_matrix;
 
@@ -212,15 +219,13 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
 using vulkan_detail::Session;
 
 Result<std::vector<VulkanDeviceInfo>> list_vulkan_devices() {
+    Result<int> count = vulkan_detail::Context::device_count();
+    if (!count.ok()) return count.status();
     std::vector<VulkanDeviceInfo> list;
-    for (int i = 0;; ++i) {
+    for (int i = 0; i < count.value(); ++i) {
         Result<std::unique_ptr<vulkan_detail::Context>> context = vulkan_detail::Context::open(i);
-        if (context.ok()) {
-            list.push_back((*context)->info());
-            continue;
-        }
-        if (i > 0 && context.status().message().find("no such Vulkan device") != std::string::npos) break;
-        return context.status();
+        if (!context.ok()) return context.status();
+        list.push_back((*context)->info());
     }
     return list;
 }
@@ -285,7 +290,10 @@ Result<TextureImage> VulkanDecoder::decode_texture_image(int texture) const {
         Result<std::unique_ptr<vulkan_detail::ComputePipeline>> made = vulkan_detail::ComputePipeline::create(
             context, nmc_spirv_decode_texture, sizeof(nmc_spirv_decode_texture), {s.model.buffer, s.texel_chunk.buffer},
             {static_cast<uint32_t>(s.max_width)}, sizeof(vulkan_detail::TexturePushConstants));
-        if (!made.ok()) return made.status();
+        if (!made.ok()) {
+            context.destroy(s.texel_chunk);
+            return made.status();
+        }
         s.texture_pipeline = std::move(made).value();
     }
 

@@ -39,7 +39,8 @@ enum class VulkanNetworkPath {
     automatic,           // cooperative_matrix where the device has it, else scalar
     scalar,              // one invocation a texel, sums in input order: the CPU portable kernel's values, bit for bit
     cooperative_matrix,  // the products on tensor cores (VK_NV_cooperative_matrix, 16x16x16 fp16 -> fp32, subgroups
-                         // of 32: NVIDIA Turing and newer)
+                         // of 32: NVIDIA Turing and newer), for packs whose matrices fit the device's shared memory
+                         // (384 bytes per unit of the widest layer rounded up to 16: 48 KiB holds widths up to 128)
 };
 const char* to_string(VulkanNetworkPath path);
 
@@ -62,8 +63,8 @@ struct TextureImage {
 class VulkanDecoder {
 public:
     // Checks the pack (format's check_pack), opens the device and uploads the model. invalid_argument for a pack
-    // that breaks a rule; backend_unavailable without Vulkan, without a device of that index ("--device vulkan:3:
-    // no such Vulkan device (1 found)"), without Vulkan 1.1, or without the path asked for (saying why); io_error for
+    // that breaks a rule; backend_unavailable without Vulkan, without a device of that index ("vulkan:3: no such
+    // Vulkan device (1 found)"), without Vulkan 1.1, or without the path asked for (saying why); io_error for
     // a device that fails to allocate or run.
     static Result<VulkanDecoder> create(const Pack& pack, const VulkanDecoderOptions& options = {});
 

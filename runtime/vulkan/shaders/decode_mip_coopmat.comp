@@ -11,6 +11,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_shader_subgroup_basic : require
 
 layout(local_size_x = 64) in;
 
@@ -64,7 +65,7 @@ void main() {
     for (uint i = inputs0; i < NMC_PADDED(inputs0); ++i) layer_input[i * kTexels + row] = float16_t(0.0);
     barrier();
 
-    const uint subgroup_row = (row / kSubgroup) * kSubgroup;  // this subgroup's first row
+    const uint subgroup_row = gl_SubgroupID * kSubgroup;  // the rows this subgroup multiplies
     const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
     for (uint l = 0u; l < layers; ++l) {
         const uint layer = NMC_HEADER_LAYERS + l * NMC_LAYER_WORDS;

@@ -2,7 +2,8 @@
 // Include it in any shader stage (GL_GOOGLE_include_directive) after optionally defining:
 //   NMC_MODEL_SET, NMC_MODEL_BINDING  the descriptor of the model buffer (default set 0, binding 0)
 //   NMC_MAX_WIDTH                     an upper bound of the pack's widest layer (default 256, spec 9's limit;
-//                                     nmc_max_width_of(pack) on the host gives the pack's own; smaller is faster)
+//                                     GpuModel::max_width on the host gives the pack's own; smaller is faster; a pack
+//                                     wider than it decodes to NaN)
 // and call nmc_decode_texel(u, v, mip, channels): the pack's C channel values at (u, v) of mip `mip`, exactly the
 // values of the CPU reference decoder's portable kernel (every float32 and binary16 rounding the spec's), or
 // nmc_decode_trilinear(u, v, lod, channels) between mips (lod from nmc_level_of_detail(dFdx(uv), dFdy(uv))); then
@@ -257,6 +258,12 @@ float nmc_output_transform(float o, uint c) {
 // spec 8.1-8.7: the C pack-channel values of query (u, v, mip) into channels[0 .. C-1]. mip must be below the
 // pack's mip count and |u|, |v| at most 65536.
 void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
+    // A buffer of another layout, or a pack wider than this shader's NMC_MAX_WIDTH, decodes to NaN, not out of bounds.
+    if (nmc_word(NMC_HEADER_LAYOUT_VERSION) != NMC_MODEL_LAYOUT_VERSION ||
+        nmc_word(NMC_HEADER_MAX_WIDTH) > uint(NMC_MAX_WIDTH)) {
+        for (uint c = 0u; c < 16u; ++c) channels[c] = uintBitsToFloat(0x7FC00000u);
+        return;
+    }
     nmc_layer0_input(u, v, mip);
     const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
     for (uint l = 0u; l < layers; ++l) {
