@@ -104,7 +104,8 @@ void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit
                     "images (PSNR per texture, channel and mip; drift from the stored PSNR)");
     cmd->add_option("pack", o->pack_path, "The .nmc pack")->required();
     cmd->add_option("--source", o->validation.source_dir,
-                    "Folder with the source images (default: the folder recorded in the pack)");
+                    "Folder with the source images (default: the folder recorded in the pack, relative to the "
+                    "pack's folder)");
     cmd->add_option("--min-psnr", o->validation.min_psnr_db, "Fail (exit 6) below this PSNR in dB (all mips, float)")
         ->check(CLI::Range(0.0, 200.0));
     cmd->add_option("--max-drop", o->validation.max_drop_db,

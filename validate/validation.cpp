@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -76,6 +78,29 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
 
 }  // namespace
 
+std::string resolve_recorded_source_folder(const std::string& pack_path, const std::string& recorded) {
+    namespace fs = std::filesystem;
+    const fs::path folder(recorded);
+    if (recorded.empty() || folder.is_absolute()) return recorded;
+    const fs::path pack_folder = fs::path(pack_path).parent_path();
+    if (pack_folder.empty()) return recorded;
+    // Not lexically normalised: "link/../src" must go through the link as the file system does.
+    return folder == "." ? pack_folder.string() : (pack_folder / folder).string();
+}
+
+std::string source_folder_to_record(const std::string& source_folder, const std::string& pack_path) {
+    namespace fs = std::filesystem;
+    if (source_folder.empty()) return "";
+    fs::path pack_folder = fs::path(pack_path).parent_path();
+    if (pack_folder.empty()) pack_folder = ".";
+    std::error_code ec;
+    // Both sides canonical (symbolic links resolved), so that "../x" from the pack's folder is the folder itself.
+    const fs::path relative = fs::relative(source_folder, pack_folder, ec);
+    if (!ec && !relative.empty()) return relative.string();
+    const fs::path absolute = fs::weakly_canonical(fs::absolute(source_folder, ec), ec);
+    return ec ? source_folder : absolute.string();
+}
+
 const char* to_string(Verdict v) {
     switch (v) {
         case Verdict::pass: return "pass";
@@ -118,17 +143,22 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     if (!decoder.ok()) return decoder.status();
     report.decoder = (*decoder)->description();
 
-    // Sources: the user's folder, or the one recorded at compression time if it still exists.
+    // Sources: the user's folder, or the one recorded at compression time (relative to the pack's folder, spec 5.7)
+    // if it still exists.
     std::string source_dir = options.source_dir;
     if (source_dir.empty()) {
-        if (pack->encoder.source_folder.empty() || !is_directory(pack->encoder.source_folder)) {
-            report.source_note = pack->encoder.source_folder.empty()
-                                     ? "no --source given and the pack records no source folder"
-                                     : "no --source given and the recorded source folder " +
-                                           pack->encoder.source_folder + " does not exist";
+        const std::string& recorded = pack->encoder.source_folder;
+        const std::string resolved = resolve_recorded_source_folder(path, recorded);
+        if (recorded.empty() || !is_directory(resolved)) {
+            report.source_note =
+                recorded.empty()
+                    ? "no --source given and the pack records no source folder"
+                    : "no --source given and the recorded source folder " + recorded +
+                          (resolved != recorded ? " (" + resolved + ", relative to the pack's folder)" : "") +
+                          " does not exist";
             return report;
         }
-        source_dir = pack->encoder.source_folder;
+        source_dir = resolved;
     }
     report.source_dir = source_dir;
     auto reference = load_reference(source_dir, pack.value());

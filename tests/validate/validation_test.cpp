@@ -1,6 +1,6 @@
 // validate_pack_file() and its JSON report on packs written to a temporary folder with their source files:
 // every verdict (pass, structurally_invalid, source_mismatch, quality_below_threshold by --min-psnr and by
-// drift), the source-folder rules, heat maps and the report's numbers.
+// drift), the source-folder rules (relative to the pack's folder), heat maps and the report's numbers.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -285,6 +286,43 @@ TEST_F(Validation, NoSourcesPassesWithANote) {
     EXPECT_TRUE(r.quality_measured);
     EXPECT_EQ(r.source_dir, source_dir_);
     EXPECT_EQ(r.verdict, Verdict::pass) << joined(r.failures);
+}
+
+// Spec 5.7: a relative recorded source folder is relative to the pack's folder.
+TEST_F(Validation, RelativeRecordedSourceFolderIsFromThePack) {
+    pack_.encoder.source_folder = "src";
+    write_pack();
+    const ValidationReport r = validate();
+    EXPECT_TRUE(r.quality_measured) << r.source_note;
+    EXPECT_EQ(r.source_dir, source_dir_);
+    EXPECT_EQ(r.verdict, Verdict::pass) << joined(r.failures);
+}
+
+TEST(SourceFolderPaths, RecordedFoldersResolveFromThePacksFolder) {
+    EXPECT_EQ(resolve_recorded_source_folder("out/rock.nmc", "../materials/rock"), "out/../materials/rock");
+    EXPECT_EQ(resolve_recorded_source_folder("out/rock.nmc", "."), "out");
+    EXPECT_EQ(resolve_recorded_source_folder("rock.nmc", "materials/rock"), "materials/rock");
+    EXPECT_EQ(resolve_recorded_source_folder("/packs/rock.nmc", "/materials/rock"), "/materials/rock");
+    EXPECT_EQ(resolve_recorded_source_folder("out/rock.nmc", ""), "");
+}
+
+TEST(SourceFolderPaths, RecordedFolderIsRelativeToThePacksFolder) {
+    namespace fs = std::filesystem;
+    testing::TempDir dir;
+    ASSERT_FALSE(dir.path().empty());
+    fs::create_directories(dir.file("materials/rock"));
+    fs::create_directories(dir.file("deep/out"));
+    EXPECT_EQ(source_folder_to_record(dir.file("materials/rock"), dir.file("deep/out/rock.nmc")),
+              "../../materials/rock");
+    EXPECT_EQ(source_folder_to_record(dir.file("materials/rock"), dir.file("materials/rock/rock.nmc")), ".");
+    EXPECT_EQ(source_folder_to_record("", dir.file("deep/out/rock.nmc")), "");
+
+    // Through a symbolic link: the recorded path is what the file system finds from the pack's folder.
+    fs::create_directory_symlink(dir.file("deep/out"), dir.file("link"));
+    const std::string pack = dir.file("link/rock.nmc");
+    const std::string recorded = source_folder_to_record(dir.file("materials/rock"), pack);
+    EXPECT_EQ(recorded, "../../materials/rock");
+    EXPECT_TRUE(fs::equivalent(resolve_recorded_source_folder(pack, recorded), dir.file("materials/rock")));
 }
 
 TEST_F(Validation, HeatMapsShowEightBitErrors) {
