@@ -76,6 +76,13 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
     return Status::success();
 }
 
+// A gate asked for (--min-psnr, --max-drop) that cannot be measured is a failure of its own: a build pipeline that
+// asks for a threshold must not read "pass" when nothing was compared (issue #31).
+void fail_unchecked(const std::string& flag, double value, const std::string& why, ValidationReport& report) {
+    report.unchecked_thresholds.push_back(flag);
+    report.failures.push_back(flag + " " + format_db(value) + " dB could not be checked: " + why);
+}
+
 }  // namespace
 
 std::string resolve_recorded_source_folder(const std::string& pack_path, const std::string& recorded) {
@@ -107,6 +114,7 @@ const char* to_string(Verdict v) {
         case Verdict::structurally_invalid: return "structurally_invalid";
         case Verdict::source_mismatch: return "source_mismatch";
         case Verdict::quality_below_threshold: return "quality_below_threshold";
+        case Verdict::threshold_not_checked: return "threshold_not_checked";
     }
     return "unknown";
 }
@@ -156,6 +164,10 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                     : "no --source given and the recorded source folder " + recorded +
                           (resolved != recorded ? " (" + resolved + ", relative to the pack's folder)" : "") +
                           " does not exist";
+            const std::string why = "quality not measured: " + report.source_note;
+            if (options.min_psnr_db >= 0) fail_unchecked("--min-psnr", options.min_psnr_db, why, report);
+            if (options.max_drop_required) fail_unchecked("--max-drop", options.max_drop_db, why, report);
+            if (!report.unchecked_thresholds.empty()) report.verdict = Verdict::threshold_not_checked;
             return report;
         }
         source_dir = resolved;
@@ -199,7 +211,12 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                                   format_db(report.stored_psnr_db) + " dB by more than --max-drop " +
                                   format_db(options.max_drop_db) + " dB");
     }
+    if (options.max_drop_required && !report.stored_quality_present && report.verdict != Verdict::source_mismatch)
+        fail_unchecked("--max-drop", options.max_drop_db,
+                       "the pack stores no PSNR measured at compression (spec 5.8) to measure the drift from", report);
     if (quality_failed && report.verdict == Verdict::pass) report.verdict = Verdict::quality_below_threshold;
+    if (!report.unchecked_thresholds.empty() && report.verdict == Verdict::pass)
+        report.verdict = Verdict::threshold_not_checked;
 
     if (!options.diff_dir.empty())
         NMC_RETURN_IF_ERROR(write_heat_maps(**decoder, pack.value(), reference.value(), options, report.diff_images));
@@ -212,6 +229,7 @@ std::string validation_report_json(const ValidationReport& r) {
     j["pack"] = r.pack_path;
     j["verdict"] = to_string(r.verdict);
     j["failures"] = r.failures;
+    j["unchecked_thresholds"] = r.unchecked_thresholds;
     Json problems = Json::array();
     for (const Status& s : r.structural_problems)
         problems.push_back({{"code", to_string(s.code())}, {"message", s.message()}});

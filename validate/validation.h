@@ -19,6 +19,10 @@ struct ValidationOptions {
     std::string diff_dir;        // "" : no heat maps; else one PNG per texture (mip 0, 8-bit code error)
     bool overwrite = false;      // heat maps may replace existing files
     PackDecoderOptions decoder;  // device (cpu, cuda, cuda:N) and CPU threads
+    // max_drop_db was asked for (`--max-drop`): a gate, so a drift that cannot be measured (no sources, no stored
+    // PSNR) fails with Verdict::threshold_not_checked. Without it, max_drop_db is only checked when it can be.
+    // A min_psnr_db >= 0 is always such a gate.
+    bool max_drop_required = false;
 };
 
 struct SourceCheck {
@@ -34,6 +38,7 @@ enum class Verdict {
     structurally_invalid,     // the pack breaks the spec
     source_mismatch,          // sources differ from those the pack was made from
     quality_below_threshold,  // --min-psnr or --max-drop failed
+    threshold_not_checked,    // --min-psnr or --max-drop was asked for but could not be measured
 };
 const char* to_string(Verdict v);
 
@@ -51,6 +56,8 @@ struct ValidationReport {
     double stored_psnr_db = 0;
     double drift_db = 0;                     // measured - stored; 0 when no quality is stored
     std::vector<std::string> failures;       // each failed check in words
+    // The thresholds asked for that could not be measured ("--min-psnr", "--max-drop"); each is also a failure.
+    std::vector<std::string> unchecked_thresholds;
     std::vector<std::string> diff_images;    // heat maps written
     Verdict verdict = Verdict::pass;
     std::string decoder;  // where decoding ran: "CPU (avx512bf16 kernel)", "CUDA device 0 (fp8 path)"

@@ -1,7 +1,7 @@
 // Runs the built `nmc` binary (NMC_BINARY from the test environment, else the path CMake compiled in) on
 // constant-output packs written with their sources (tests/validate/constant_pack.h): decompress round-trips file
 // names, formats, channel counts and sample types, with --suffix, --mips, --format and --force; validate's exit
-// codes (0, 3, 4, 5, 6, 7, 11) and its JSON report against the numbers it prints; a recorded relative source
+// codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a recorded relative source
 // folder found from the pack's folder whatever the working directory.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -361,6 +361,50 @@ TEST_F(DecompressValidateCli, ValidateBelowMinPsnrExits6) {
     EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "is below --min-psnr 98.00 dB")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
+}
+
+// Issue #31: `--min-psnr` with no sources to measure against printed "quality not measured", then "verdict pass"
+// and exited 0. A threshold that cannot be checked fails with exit 12; without one the note stays a note.
+TEST_F(DecompressValidateCli, ValidateThresholdWithoutSourcesExits12) {
+    const std::string work = record_source_folder("materials/mat");  // not beside the pack, nor in `work`
+    CommandResult r = run_nmc_in(work, "validate ../mat.nmc --min-psnr 60");
+    EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out,
+                         "quality   not measured: no --source given and the recorded source folder "
+                         "materials/mat (../materials/mat, relative to the pack's folder) does not exist"))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "FAIL      --min-psnr 60.00 dB could not be checked: quality not measured: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   threshold_not_checked")) << r.out;
+
+    r = run_nmc_in(work, "validate ../mat.nmc --max-drop 0.1 --min-psnr 60 --json -");
+    EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["verdict"], "threshold_not_checked");
+    EXPECT_EQ(j["unchecked_thresholds"], nlohmann::json({"--min-psnr", "--max-drop"}));
+    ASSERT_EQ(j["failures"].size(), 2u);
+    EXPECT_TRUE(contains(j["failures"][1].get<std::string>(), "--max-drop 0.10 dB could not be checked")) << j;
+    EXPECT_TRUE(contains(j["source_note"].get<std::string>(), "does not exist")) << j;
+    EXPECT_FALSE(j.contains("quality"));
+
+    // No threshold asked for: nothing to fail, the report says what was not measured.
+    r = run_nmc_in(work, "validate ../mat.nmc");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "quality   not measured: ")) << r.out;
+    EXPECT_FALSE(contains(r.out, "FAIL")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   pass")) << r.out;
+}
+
+// --max-drop given on a pack that stores no compression-time PSNR: the drift cannot be measured (exit 12); the
+// default drift check only runs where it can.
+TEST_F(DecompressValidateCli, ValidateMaxDropWithoutStoredQualityExits12) {
+    pack_.quality = {};
+    ASSERT_TRUE(write_pack_file(pack_path_, pack_).ok());
+    CommandResult r = run_nmc("validate '" + pack_path_ + "' --max-drop 0.5");
+    EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "FAIL      --max-drop 0.50 dB could not be checked: the pack stores no PSNR")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   threshold_not_checked")) << r.out;
+    r = run_nmc("validate '" + pack_path_ + "' --min-psnr 20");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 // A relative recorded source folder is relative to the pack's folder (spec 5.7), not to the working directory: found
