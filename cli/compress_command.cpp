@@ -25,6 +25,7 @@
 #include "core/device_name.h"
 #include "core/file_io.h"
 #include "material/material.h"
+#include "validate/validation.h"
 
 #ifndef NMC_VERSION_STRING
 #define NMC_VERSION_STRING "unknown"
@@ -178,6 +179,9 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
     const std::string source_folder = material->source_folder;
     TrainingTarget target = training_target_from_material(std::move(*material));
+    // The pack records its sources relative to its own folder (spec 5.7), which is where `nmc validate` looks:
+    // not relative to this working directory, so that a pack and its sources moved together still validate.
+    target.source_folder = source_folder_to_record(source_folder, o.output);
     target.address_mode = o.address_mode == "clamp" ? AddressMode::clamp : AddressMode::wrap;
     const double load_seconds = seconds_since(started);
 

@@ -18,6 +18,7 @@ enum ExitCode : int {
     kExitPartialFailure = 9,   // batch: some materials failed, the rest succeeded
     kExitCancelled = 10,       // interrupted (Ctrl-C); nothing partial was written
     kExitSourceMismatch = 11,  // validate: the source images differ from those the pack was made from
+    kExitNotChecked = 12,      // validate: a threshold was asked for but quality could not be measured
 };
 
 // The exit code for a failed Status. `input_is_material` maps invalid_argument/not_recognized/corrupt of

@@ -26,6 +26,7 @@ int exit_code_for_verdict(Verdict v) {
         case Verdict::structurally_invalid: return kExitCorrupt;
         case Verdict::source_mismatch: return kExitSourceMismatch;
         case Verdict::quality_below_threshold: return kExitQuality;
+        case Verdict::threshold_not_checked: return kExitNotChecked;
     }
     return kExitInternal;
 }
@@ -104,12 +105,18 @@ void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit
                     "images (PSNR per texture, channel and mip; drift from the stored PSNR)");
     cmd->add_option("pack", o->pack_path, "The .nmc pack")->required();
     cmd->add_option("--source", o->validation.source_dir,
-                    "Folder with the source images (default: the folder recorded in the pack)");
-    cmd->add_option("--min-psnr", o->validation.min_psnr_db, "Fail (exit 6) below this PSNR in dB (all mips, float)")
+                    "Folder with the source images (default: the folder recorded in the pack, relative to the "
+                    "pack's folder)");
+    cmd->add_option("--min-psnr", o->validation.min_psnr_db,
+                    "Fail (exit 6) below this PSNR in dB (all mips, float); exit 12 when quality cannot be measured "
+                    "(no sources)")
         ->check(CLI::Range(0.0, 200.0));
-    cmd->add_option("--max-drop", o->validation.max_drop_db,
-                    "Fail (exit 6) when the decoded PSNR differs from the stored one by more (dB)")
-        ->check(CLI::Range(0.0, 200.0));
+    CLI::Option* max_drop =
+        cmd->add_option("--max-drop", o->validation.max_drop_db,
+                        "Fail (exit 6) when the decoded PSNR differs from the stored one by more (dB, default 0.05, "
+                        "checked when it can be); given, exit 12 when the drift cannot be measured (no sources, no "
+                        "stored PSNR)")
+            ->check(CLI::Range(0.0, 200.0));
     cmd->add_option("--json", o->json_path, "Write the full report as JSON to this file (- for stdout)");
     cmd->add_option("--diff", o->validation.diff_dir, "Write per-texture error heat maps (PNG) to this folder");
     cmd->add_flag("-f,--force", o->validation.overwrite, "Heat maps may overwrite existing files");
@@ -118,7 +125,10 @@ void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit
                     "runtime); the PSNR is the same definition");
     cmd->add_option("--threads", o->validation.decoder.threads, "Decoder threads (0: all cores)")
         ->check(CLI::Range(0, 1024));
-    cmd->callback([o, &globals, &exit_code] { exit_code = run_validate(*o, globals); });
+    cmd->callback([o, max_drop, &globals, &exit_code] {
+        o->validation.max_drop_required = max_drop->count() > 0;  // given: a gate, not only the default check
+        exit_code = run_validate(*o, globals);
+    });
 }
 
 }  // namespace nmc::cli

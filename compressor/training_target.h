@@ -24,7 +24,7 @@ struct TrainingChannel {
 // (the value v stands for lo + (hi - lo) * v of the channel's range).
 struct TrainingTarget {
     std::string name;
-    std::string source_folder;
+    std::string source_folder;  // recorded as encoder.source_folder: relative to the pack's folder (spec 5.7)
     int width = 0;
     int height = 0;
     int mip_count = 1;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -74,7 +76,37 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
     return Status::success();
 }
 
+// A gate asked for (--min-psnr, --max-drop) that cannot be measured is a failure of its own: a build pipeline that
+// asks for a threshold must not read "pass" when nothing was compared (issue #31).
+void fail_unchecked(const std::string& flag, double value, const std::string& why, ValidationReport& report) {
+    report.unchecked_thresholds.push_back(flag);
+    report.failures.push_back(flag + " " + format_db(value) + " dB could not be checked: " + why);
+}
+
 }  // namespace
+
+std::string resolve_recorded_source_folder(const std::string& pack_path, const std::string& recorded) {
+    namespace fs = std::filesystem;
+    const fs::path folder(recorded);
+    if (recorded.empty() || folder.is_absolute()) return recorded;
+    const fs::path pack_folder = fs::path(pack_path).parent_path();
+    if (pack_folder.empty()) return recorded;
+    // Not lexically normalised: "link/../src" must go through the link as the file system does.
+    return folder == "." ? pack_folder.string() : (pack_folder / folder).string();
+}
+
+std::string source_folder_to_record(const std::string& source_folder, const std::string& pack_path) {
+    namespace fs = std::filesystem;
+    if (source_folder.empty()) return "";
+    fs::path pack_folder = fs::path(pack_path).parent_path();
+    if (pack_folder.empty()) pack_folder = ".";
+    std::error_code ec;
+    // Both sides canonical (symbolic links resolved), so that "../x" from the pack's folder is the folder itself.
+    const fs::path relative = fs::relative(source_folder, pack_folder, ec);
+    if (!ec && !relative.empty()) return relative.string();
+    const fs::path absolute = fs::weakly_canonical(fs::absolute(source_folder, ec), ec);
+    return ec ? source_folder : absolute.string();
+}
 
 const char* to_string(Verdict v) {
     switch (v) {
@@ -82,6 +114,7 @@ const char* to_string(Verdict v) {
         case Verdict::structurally_invalid: return "structurally_invalid";
         case Verdict::source_mismatch: return "source_mismatch";
         case Verdict::quality_below_threshold: return "quality_below_threshold";
+        case Verdict::threshold_not_checked: return "threshold_not_checked";
     }
     return "unknown";
 }
@@ -118,17 +151,26 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     if (!decoder.ok()) return decoder.status();
     report.decoder = (*decoder)->description();
 
-    // Sources: the user's folder, or the one recorded at compression time if it still exists.
+    // Sources: the user's folder, or the one recorded at compression time (relative to the pack's folder, spec 5.7)
+    // if it still exists.
     std::string source_dir = options.source_dir;
     if (source_dir.empty()) {
-        if (pack->encoder.source_folder.empty() || !is_directory(pack->encoder.source_folder)) {
-            report.source_note = pack->encoder.source_folder.empty()
-                                     ? "no --source given and the pack records no source folder"
-                                     : "no --source given and the recorded source folder " +
-                                           pack->encoder.source_folder + " does not exist";
+        const std::string& recorded = pack->encoder.source_folder;
+        const std::string resolved = resolve_recorded_source_folder(path, recorded);
+        if (recorded.empty() || !is_directory(resolved)) {
+            report.source_note =
+                recorded.empty()
+                    ? "no --source given and the pack records no source folder"
+                    : "no --source given and the recorded source folder " + recorded +
+                          (resolved != recorded ? " (" + resolved + ", relative to the pack's folder)" : "") +
+                          " does not exist";
+            const std::string why = "quality not measured: " + report.source_note;
+            if (options.min_psnr_db >= 0) fail_unchecked("--min-psnr", options.min_psnr_db, why, report);
+            if (options.max_drop_required) fail_unchecked("--max-drop", options.max_drop_db, why, report);
+            if (!report.unchecked_thresholds.empty()) report.verdict = Verdict::threshold_not_checked;
             return report;
         }
-        source_dir = pack->encoder.source_folder;
+        source_dir = resolved;
     }
     report.source_dir = source_dir;
     auto reference = load_reference(source_dir, pack.value());
@@ -169,7 +211,12 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                                   format_db(report.stored_psnr_db) + " dB by more than --max-drop " +
                                   format_db(options.max_drop_db) + " dB");
     }
+    if (options.max_drop_required && !report.stored_quality_present && report.verdict != Verdict::source_mismatch)
+        fail_unchecked("--max-drop", options.max_drop_db,
+                       "the pack stores no PSNR measured at compression (spec 5.8) to measure the drift from", report);
     if (quality_failed && report.verdict == Verdict::pass) report.verdict = Verdict::quality_below_threshold;
+    if (!report.unchecked_thresholds.empty() && report.verdict == Verdict::pass)
+        report.verdict = Verdict::threshold_not_checked;
 
     if (!options.diff_dir.empty())
         NMC_RETURN_IF_ERROR(write_heat_maps(**decoder, pack.value(), reference.value(), options, report.diff_images));
@@ -182,6 +229,7 @@ std::string validation_report_json(const ValidationReport& r) {
     j["pack"] = r.pack_path;
     j["verdict"] = to_string(r.verdict);
     j["failures"] = r.failures;
+    j["unchecked_thresholds"] = r.unchecked_thresholds;
     Json problems = Json::array();
     for (const Status& s : r.structural_problems)
         problems.push_back({{"code", to_string(s.code())}, {"message", s.message()}});

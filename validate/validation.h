@@ -13,12 +13,16 @@
 namespace nmc {
 
 struct ValidationOptions {
-    std::string source_dir;      // "" : the folder recorded in the pack (encoder.source_folder), if it exists
+    std::string source_dir;      // "" : the folder recorded in the pack (encoder.source_folder, spec 5.7), if it exists
     double min_psnr_db = -1;     // fail when the measured PSNR (spec 8.10) is below; < 0: no threshold
     double max_drop_db = 0.05;   // fail when |stored - measured| PSNR exceeds this
     std::string diff_dir;        // "" : no heat maps; else one PNG per texture (mip 0, 8-bit code error)
     bool overwrite = false;      // heat maps may replace existing files
     PackDecoderOptions decoder;  // device (cpu, cuda, cuda:N) and CPU threads
+    // max_drop_db was asked for (`--max-drop`): a gate, so a drift that cannot be measured (no sources, no stored
+    // PSNR) fails with Verdict::threshold_not_checked. Without it, max_drop_db is only checked when it can be.
+    // A min_psnr_db >= 0 is always such a gate.
+    bool max_drop_required = false;
 };
 
 struct SourceCheck {
@@ -34,6 +38,7 @@ enum class Verdict {
     structurally_invalid,     // the pack breaks the spec
     source_mismatch,          // sources differ from those the pack was made from
     quality_below_threshold,  // --min-psnr or --max-drop failed
+    threshold_not_checked,    // --min-psnr or --max-drop was asked for but could not be measured
 };
 const char* to_string(Verdict v);
 
@@ -51,10 +56,22 @@ struct ValidationReport {
     double stored_psnr_db = 0;
     double drift_db = 0;                     // measured - stored; 0 when no quality is stored
     std::vector<std::string> failures;       // each failed check in words
+    // The thresholds asked for that could not be measured ("--min-psnr", "--max-drop"); each is also a failure.
+    std::vector<std::string> unchecked_thresholds;
     std::vector<std::string> diff_images;    // heat maps written
     Verdict verdict = Verdict::pass;
     std::string decoder;  // where decoding ran: "CPU (avx512bf16 kernel)", "CUDA device 0 (fp8 path)"
 };
+
+// The folder a pack's recorded `encoder.source_folder` names (spec 5.7): a relative one is relative to the folder
+// of the pack file at `pack_path`, an absolute one is itself. "" stays "".
+std::string resolve_recorded_source_folder(const std::string& pack_path, const std::string& recorded);
+
+// What a pack written to `pack_path` records as `encoder.source_folder` for sources read from `source_folder`
+// (both as the caller names them, relative to the working directory or absolute): the source folder relative to
+// the pack's folder (symbolic links resolved), so that a pack moved together with its sources still finds them;
+// the absolute folder when no relative path exists. "" stays "".
+std::string source_folder_to_record(const std::string& source_folder, const std::string& pack_path);
 
 // Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all (io_error), is not
 // an nmc pack or has a major version this build cannot read (not_recognized, version_unsupported), source files

@@ -1,6 +1,7 @@
 // `nmc compress` as a user runs it (the built executable on small materials written by the test): the pack it
-// writes against `nmc inspect --json`, bad input and usage errors with their exit codes (cli/exit_codes.h) and
-// nothing written, --target-psnr's report, the normal-mode choice. 16x16 materials: LibTorch's start-up dominates.
+// writes against `nmc inspect --json`, the source folder it records (relative to the pack's folder), bad input and
+// usage errors with their exit codes (cli/exit_codes.h) and nothing written, --target-psnr's report, the normal-mode
+// choice. 16x16 materials: LibTorch's start-up dominates.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using nmc::test::CommandResult;
 using nmc::test::run_nmc;
+using nmc::test::run_nmc_in;
 using nmc::test::TempDir;
 
 // 600 bpp: the smallest latent shape and network need about 482 bpp on a 16x16 material.
@@ -67,6 +69,30 @@ TEST(CompressCli, WritesThePackItReports) {
     EXPECT_DOUBLE_EQ(seconds["training"].get<double>(), report["training_seconds"].get<double>());
     EXPECT_NEAR(stages, seconds["total"].get<double>(), 1e-6 + 1e-9 * stages) << seconds.dump();
     EXPECT_GT(seconds["measure"].get<double>(), 0.0);
+}
+
+// The pack records its source folder relative to its own folder (spec 5.7), where `nmc validate` looks: a pack
+// written to another folder than the working directory, and moved with its sources, still finds them.
+TEST(CompressCli, RecordsTheSourceFolderRelativeToThePack) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("materials/crate"));
+    fs::create_directories(dir.file("packs"));
+    CommandResult r = run_nmc_in(dir.path(), "compress materials/crate -o packs/crate.nmc" + kFast, dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = run_nmc("inspect --json " + dir.file("packs/crate.nmc"), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse(r.out)["encoder"]["source_folder"], "../materials/crate") << r.out;
+
+    r = run_nmc_in("/", "validate " + dir.file("packs/crate.nmc") + " --min-psnr 5", dir.path());
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("sources   " + dir.file("packs/../materials/crate")), std::string::npos) << r.out;
+
+    fs::create_directories(dir.file("moved"));
+    fs::rename(dir.file("packs"), dir.file("moved/packs"));
+    fs::rename(dir.file("materials"), dir.file("moved/materials"));
+    r = run_nmc_in(dir.file("moved/packs"), "validate crate.nmc --min-psnr 5", dir.path());
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("sources   ../materials/crate"), std::string::npos) << r.out;
 }
 
 // --latent-shape S,F,b,K: the level count as given (the mips above level K - 2 read the last two levels, spec 8.1),

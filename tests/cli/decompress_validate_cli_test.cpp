@@ -1,7 +1,8 @@
 // Runs the built `nmc` binary (NMC_BINARY from the test environment, else the path CMake compiled in) on
 // constant-output packs written with their sources (tests/validate/constant_pack.h): decompress round-trips file
 // names, formats, channel counts and sample types, with --suffix, --mips, --format and --force; validate's exit
-// codes (0, 3, 4, 5, 6, 7, 11) and its JSON report against the numbers it prints.
+// codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a recorded relative source
+// folder found from the pack's folder whatever the working directory.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -96,6 +97,19 @@ protected:
     }
 
     CommandResult run_nmc(const std::string& args) const { return test::run_nmc(args, dir_.path()); }
+    CommandResult run_nmc_in(const std::string& working_dir, const std::string& args) const {
+        return test::run_nmc_in(working_dir, args, dir_.path());
+    }
+
+    // Rewrites the pack with `source_folder` recorded (spec 5.7) and returns a fresh working directory "work" beside
+    // it, from where the pack is "../mat.nmc".
+    std::string record_source_folder(const std::string& source_folder) {
+        pack_.encoder.source_folder = source_folder;
+        EXPECT_TRUE(write_pack_file(pack_path_, pack_).ok());
+        const std::string work = dir_.file("work");
+        std::filesystem::create_directories(work);
+        return work;
+    }
 
     std::vector<std::string> source_names() const {
         std::vector<std::string> names;
@@ -349,6 +363,84 @@ TEST_F(DecompressValidateCli, ValidateBelowMinPsnrExits6) {
     EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "is below --min-psnr 98.00 dB")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
+}
+
+// Issue #31: `--min-psnr` with no sources to measure against printed "quality not measured", then "verdict pass"
+// and exited 0. A threshold that cannot be checked fails with exit 12; without one the note stays a note.
+TEST_F(DecompressValidateCli, ValidateThresholdWithoutSourcesExits12) {
+    const std::string work = record_source_folder("materials/mat");  // not beside the pack, nor in `work`
+    CommandResult r = run_nmc_in(work, "validate ../mat.nmc --min-psnr 60");
+    EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out,
+                         "quality   not measured: no --source given and the recorded source folder "
+                         "materials/mat (../materials/mat, relative to the pack's folder) does not exist"))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "FAIL      --min-psnr 60.00 dB could not be checked: quality not measured: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   threshold_not_checked")) << r.out;
+
+    r = run_nmc_in(work, "validate ../mat.nmc --max-drop 0.1 --min-psnr 60 --json -");
+    EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["verdict"], "threshold_not_checked");
+    EXPECT_EQ(j["unchecked_thresholds"], nlohmann::json({"--min-psnr", "--max-drop"}));
+    ASSERT_EQ(j["failures"].size(), 2u);
+    EXPECT_TRUE(contains(j["failures"][1].get<std::string>(), "--max-drop 0.10 dB could not be checked")) << j;
+    EXPECT_TRUE(contains(j["source_note"].get<std::string>(), "does not exist")) << j;
+    EXPECT_FALSE(j.contains("quality"));
+
+    // No threshold asked for: nothing to fail, the report says what was not measured.
+    r = run_nmc_in(work, "validate ../mat.nmc");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "quality   not measured: ")) << r.out;
+    EXPECT_FALSE(contains(r.out, "FAIL")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   pass")) << r.out;
+}
+
+// --max-drop given on a pack that stores no compression-time PSNR: the drift cannot be measured (exit 12); the
+// default drift check only runs where it can.
+TEST_F(DecompressValidateCli, ValidateMaxDropWithoutStoredQualityExits12) {
+    pack_.quality = {};
+    ASSERT_TRUE(write_pack_file(pack_path_, pack_).ok());
+    CommandResult r = run_nmc("validate '" + pack_path_ + "' --max-drop 0.5");
+    EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "FAIL      --max-drop 0.50 dB could not be checked: the pack stores no PSNR")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   threshold_not_checked")) << r.out;
+    r = run_nmc("validate '" + pack_path_ + "' --min-psnr 20");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+// A relative recorded source folder is relative to the pack's folder (spec 5.7), not to the working directory: found
+// from another working directory, and a folder of the same name in the working directory is not read.
+TEST_F(DecompressValidateCli, ValidateFindsARelativeSourceFolderFromThePack) {
+    const std::string work = record_source_folder("src");
+    const std::string decoy = work + "/src";  // the same files, one changed: reading it would be a source mismatch
+    std::filesystem::copy(source_dir_, decoy);
+    Image height(8, 8, 1, SampleType::uint16);
+    ASSERT_TRUE(write_image(decoy + "/mat_Height.png", height, "png", true).ok());
+
+    CommandResult r = run_nmc_in(work, "validate ../mat.nmc --min-psnr 20");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "sources   ../src (decoded on")) << r.out;
+    EXPECT_TRUE(contains(r.out, "PSNR      ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   pass")) << r.out;
+
+    r = run_nmc_in("/", "validate '" + pack_path_ + "' --min-psnr 20 --json -");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["source_dir"], source_dir_);
+    EXPECT_TRUE(j.contains("quality"));
+
+    // The pack moved together with its sources still validates; --source stays relative to the working directory.
+    const std::string moved = dir_.file("moved");
+    std::filesystem::create_directories(moved);
+    std::filesystem::copy(source_dir_, moved + "/src");
+    std::filesystem::copy_file(pack_path_, moved + "/mat.nmc");
+    r = run_nmc_in(work, "validate ../moved/mat.nmc --min-psnr 20");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "sources   ../moved/src (decoded on")) << r.out;
+    r = run_nmc_in(work, "validate ../mat.nmc --source src");
+    EXPECT_EQ(r.exit_code, 11) << r.out << r.err;  // the decoy, as asked
+    EXPECT_TRUE(contains(r.out, "sources   src (decoded on")) << r.out;
 }
 
 TEST_F(DecompressValidateCli, ValidateChangedSourceExits11) {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,10 +28,18 @@ std::string nmc_binary() {
 }
 
 CommandResult run_nmc(const std::string& args, const std::string& scratch_dir) {
-    const std::string prefix = scratch_dir + "/nmc_" + std::to_string(::getpid());
+    return run_nmc_in("", args, scratch_dir);
+}
+
+CommandResult run_nmc_in(const std::string& working_dir, const std::string& args, const std::string& scratch_dir) {
+    // Absolute paths: the binary and the capture files must not move with the working directory.
+    const std::string binary = std::filesystem::absolute(nmc_binary()).string();
+    const std::string prefix = std::filesystem::absolute(scratch_dir).string() + "/nmc_" + std::to_string(::getpid());
     const std::string out_path = prefix + "_stdout.txt";
     const std::string err_path = prefix + "_stderr.txt";
-    const std::string command = "'" + nmc_binary() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
+    std::string command = "'" + binary + "' " + args;
+    if (!working_dir.empty()) command = "(cd '" + working_dir + "' && " + command + ")";
+    command += " >'" + out_path + "' 2>'" + err_path + "'";
     const int status = std::system(command.c_str());
     CommandResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

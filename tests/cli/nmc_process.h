@@ -19,4 +19,7 @@ std::string nmc_binary();
 // and stderr through files in `scratch_dir`, which are removed afterwards.
 CommandResult run_nmc(const std::string& args, const std::string& scratch_dir);
 
+// The same with `working_dir` as the working directory of nmc (relative paths in `args` are relative to it).
+CommandResult run_nmc_in(const std::string& working_dir, const std::string& args, const std::string& scratch_dir);
+
 }  // namespace nmc::test

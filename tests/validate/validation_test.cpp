@@ -1,6 +1,7 @@
 // validate_pack_file() and its JSON report on packs written to a temporary folder with their source files:
 // every verdict (pass, structurally_invalid, source_mismatch, quality_below_threshold by --min-psnr and by
-// drift), the source-folder rules, heat maps and the report's numbers.
+// drift, threshold_not_checked), the source-folder rules (relative to the pack's folder), heat maps and the report's
+// numbers.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -259,6 +261,15 @@ TEST_F(Validation, PackWithoutStoredQualityHasNoDrift) {
     const nlohmann::json j = nlohmann::json::parse(validation_report_json(r));
     EXPECT_FALSE(j.contains("stored_psnr_db"));
     EXPECT_FALSE(j["quality"].contains("drift_db"));
+
+    ValidationOptions gate;  // --max-drop asked for: a drift that cannot be measured fails
+    gate.max_drop_required = true;
+    const ValidationReport g = validate(gate);
+    EXPECT_EQ(g.verdict, Verdict::threshold_not_checked);
+    EXPECT_TRUE(g.quality_measured);
+    EXPECT_EQ(g.unchecked_thresholds, std::vector<std::string>{"--max-drop"});
+    EXPECT_TRUE(any_contains(g.failures, "--max-drop 0.05 dB could not be checked: the pack stores no PSNR"))
+        << joined(g.failures);
 }
 
 TEST_F(Validation, NoSourcesPassesWithANote) {
@@ -285,6 +296,72 @@ TEST_F(Validation, NoSourcesPassesWithANote) {
     EXPECT_TRUE(r.quality_measured);
     EXPECT_EQ(r.source_dir, source_dir_);
     EXPECT_EQ(r.verdict, Verdict::pass) << joined(r.failures);
+}
+
+// Issue #31: a threshold asked for that cannot be measured is a verdict of its own, not a pass.
+TEST_F(Validation, ThresholdWithoutSourcesIsNotChecked) {
+    pack_.encoder.source_folder = dir_.file("gone");
+    write_pack();
+    ValidationOptions options;
+    options.min_psnr_db = 10;
+    ValidationReport r = validate(options);
+    EXPECT_EQ(r.verdict, Verdict::threshold_not_checked);
+    EXPECT_FALSE(r.quality_measured);
+    EXPECT_EQ(r.unchecked_thresholds, std::vector<std::string>{"--min-psnr"});
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0], "--min-psnr 10.00 dB could not be checked: quality not measured: " + r.source_note);
+    nlohmann::json j = nlohmann::json::parse(validation_report_json(r));
+    EXPECT_EQ(j["verdict"], "threshold_not_checked");
+    EXPECT_EQ(j["unchecked_thresholds"], nlohmann::json({"--min-psnr"}));
+
+    options = {};
+    options.max_drop_required = true;
+    r = validate(options);
+    EXPECT_EQ(r.verdict, Verdict::threshold_not_checked);
+    EXPECT_EQ(r.unchecked_thresholds, std::vector<std::string>{"--max-drop"});
+
+    r = validate();  // the default drift check is not a gate
+    EXPECT_EQ(r.verdict, Verdict::pass);
+    EXPECT_TRUE(r.unchecked_thresholds.empty());
+    j = nlohmann::json::parse(validation_report_json(r));
+    EXPECT_EQ(j["unchecked_thresholds"], nlohmann::json::array());
+}
+
+// Spec 5.7: a relative recorded source folder is relative to the pack's folder.
+TEST_F(Validation, RelativeRecordedSourceFolderIsFromThePack) {
+    pack_.encoder.source_folder = "src";
+    write_pack();
+    const ValidationReport r = validate();
+    EXPECT_TRUE(r.quality_measured) << r.source_note;
+    EXPECT_EQ(r.source_dir, source_dir_);
+    EXPECT_EQ(r.verdict, Verdict::pass) << joined(r.failures);
+}
+
+TEST(SourceFolderPaths, RecordedFoldersResolveFromThePacksFolder) {
+    EXPECT_EQ(resolve_recorded_source_folder("out/rock.nmc", "../materials/rock"), "out/../materials/rock");
+    EXPECT_EQ(resolve_recorded_source_folder("out/rock.nmc", "."), "out");
+    EXPECT_EQ(resolve_recorded_source_folder("rock.nmc", "materials/rock"), "materials/rock");
+    EXPECT_EQ(resolve_recorded_source_folder("/packs/rock.nmc", "/materials/rock"), "/materials/rock");
+    EXPECT_EQ(resolve_recorded_source_folder("out/rock.nmc", ""), "");
+}
+
+TEST(SourceFolderPaths, RecordedFolderIsRelativeToThePacksFolder) {
+    namespace fs = std::filesystem;
+    testing::TempDir dir;
+    ASSERT_FALSE(dir.path().empty());
+    fs::create_directories(dir.file("materials/rock"));
+    fs::create_directories(dir.file("deep/out"));
+    EXPECT_EQ(source_folder_to_record(dir.file("materials/rock"), dir.file("deep/out/rock.nmc")),
+              "../../materials/rock");
+    EXPECT_EQ(source_folder_to_record(dir.file("materials/rock"), dir.file("materials/rock/rock.nmc")), ".");
+    EXPECT_EQ(source_folder_to_record("", dir.file("deep/out/rock.nmc")), "");
+
+    // Through a symbolic link: the recorded path is what the file system finds from the pack's folder.
+    fs::create_directory_symlink(dir.file("deep/out"), dir.file("link"));
+    const std::string pack = dir.file("link/rock.nmc");
+    const std::string recorded = source_folder_to_record(dir.file("materials/rock"), pack);
+    EXPECT_EQ(recorded, "../../materials/rock");
+    EXPECT_TRUE(fs::equivalent(resolve_recorded_source_folder(pack, recorded), dir.file("materials/rock")));
 }
 
 TEST_F(Validation, HeatMapsShowEightBitErrors) {
