@@ -27,15 +27,7 @@ int main(int argc, char** argv) {
     nmc::Result<std::vector<nmc::VulkanDeviceInfo>> devices = nmc::list_vulkan_devices();
     nmc::bench::exit_on_error(devices.status(), "listing the Vulkan devices");
 
-    nmc::test::RandomPackOptions o;
-    o.width = size;
-    o.height = size;
-    o.grid_scale = 2;
-    o.feature_count = 16;
-    o.level_bits = {4};
-    o.channel_count = channels;
-    o.extra_inputs = 3;  // 2 * 16 + 13 + 3 = 48 inputs
-    o.seed = 42;
+    const nmc::test::RandomPackOptions o = nmc::test::default_network_options(size, channels);
     nmc::Pack pack = nmc::test::make_random_pack(o);
     double texels = 0;
     for (int m = 0; m < pack.material.mip_count; ++m)

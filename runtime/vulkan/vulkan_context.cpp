@@ -11,6 +11,23 @@ namespace {
 constexpr uint32_t kCooperativeSubgroupSize = 32;  // decode_mip_coopmat.comp's kSubgroup
 constexpr uint32_t kCooperativeTile = 16;          // its M, N and K
 
+// The features decode_mip_coopmat.comp needs, chained for vkGetPhysicalDeviceFeatures2 and vkCreateDevice.
+struct CooperativeMatrixFeatures {
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV matrix = vk_struct<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+    VkPhysicalDevice16BitStorageFeatures storage16 =
+        vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+    VkPhysicalDeviceShaderFloat16Int8Features float16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+
+    void* chain() {
+        matrix.pNext = &storage16;
+        storage16.pNext = &float16;
+        float16.pNext = nullptr;
+        return &matrix;
+    }
+};
+
 const char* device_type_name(VkPhysicalDeviceType type) {
     switch (type) {
         case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
@@ -88,20 +105,13 @@ std::string Context::cooperative_matrix_missing(uint32_t api_version) {
     if (!listed || vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV == nullptr)
         return "the device has no " VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (api_version < VK_API_VERSION_1_2) return "the device supports Vulkan " + info_.api_version + ", not 1.2";
-    auto matrix_features = vk_struct<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
-    auto storage16 =
-        vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
-    auto float16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
-    matrix_features.pNext = &storage16;
-    storage16.pNext = &float16;
+    CooperativeMatrixFeatures wanted;
     auto features = vk_struct<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
-    features.pNext = &matrix_features;
+    features.pNext = wanted.chain();
     vki_.vkGetPhysicalDeviceFeatures2(physical_, &features);
-    if (!matrix_features.cooperativeMatrix) return "cooperativeMatrix is not supported";
-    if (!storage16.storageBuffer16BitAccess) return "storageBuffer16BitAccess is not supported";
-    if (!float16.shaderFloat16) return "shaderFloat16 is not supported";
+    if (!wanted.matrix.cooperativeMatrix) return "cooperativeMatrix is not supported";
+    if (!wanted.storage16.storageBuffer16BitAccess) return "storageBuffer16BitAccess is not supported";
+    if (!wanted.float16.shaderFloat16) return "shaderFloat16 is not supported";
     auto subgroup =
         vk_struct<VkPhysicalDeviceSubgroupProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
     auto properties = vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
@@ -218,20 +228,13 @@ Status Context::open_device(int requested_device) {
     auto device_info = vk_struct<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
     device_info.queueCreateInfoCount = 1;
     device_info.pQueueCreateInfos = &queue_info;
-    auto matrix_features = vk_struct<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
-    auto storage16 =
-        vk_struct<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
-    auto float16 = vk_struct<VkPhysicalDeviceShaderFloat16Int8Features>(
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+    CooperativeMatrixFeatures enabled;
     const char* extension = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (info_.cooperative_matrix) {
-        matrix_features.cooperativeMatrix = VK_TRUE;
-        storage16.storageBuffer16BitAccess = VK_TRUE;
-        float16.shaderFloat16 = VK_TRUE;
-        matrix_features.pNext = &storage16;
-        storage16.pNext = &float16;
-        device_info.pNext = &matrix_features;
+        enabled.matrix.cooperativeMatrix = VK_TRUE;
+        enabled.storage16.storageBuffer16BitAccess = VK_TRUE;
+        enabled.float16.shaderFloat16 = VK_TRUE;
+        device_info.pNext = enabled.chain();
         device_info.enabledExtensionCount = 1;
         device_info.ppEnabledExtensionNames = &extension;
     }

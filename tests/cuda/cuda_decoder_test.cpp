@@ -321,17 +321,7 @@ TEST(CudaDecoder, BatchWithMixedPacksInOneWarpEqualsEachPacksCpuDecode) {
 // few texels in 10^3 at most. A wrong kernel differs on nearly every texel.
 TEST(CudaDecoder, InexactSumsAgreeWithCpuWithinSummationOrderTolerance) {
     if (!require_device()) GTEST_SKIP() << "no CUDA device";
-    RandomPackOptions o;
-    o.width = 96;
-    o.height = 80;
-    o.feature_count = 16;
-    o.channel_count = 12;
-    o.max_e4m3_weight = 448.0f;
-    o.e4m3_scales = true;
-    o.int8_last_layer = false;
-    o.wide_channel_ranges = true;
-    o.seed = 11;
-    const Pack pack = test::make_random_pack(o);
+    const Pack pack = test::make_random_pack(test::general_pack_options());
     const CpuDecoder cpu = make_cpu(pack);
     constexpr float kSumOrderTolerance = 3e-3f;
     constexpr double kMaxFractionBeyondTolerance = 0.005;

@@ -238,21 +238,8 @@ TEST(CpuDecoder, RandomQueriesMatchSpecIncludingOutsideTheUnitSquare) {
     }
 }
 
-// A general pack: E4M3 weights over the whole E4M3 range (codes drawn uniformly, so tiny and large weights mix)
-// scaled back to unit-sized outputs, and an E4M3 last layer. Partial sums reach thousands while products are
-// multiples of 2^-18, so float32 sums round and the summation order shows in the output.
 RandomPackOptions inexact_options() {
-    RandomPackOptions o;
-    o.width = 96;
-    o.height = 80;
-    o.feature_count = 16;
-    o.channel_count = 12;
-    o.max_e4m3_weight = 448.0f;
-    o.e4m3_scales = true;
-    o.int8_last_layer = false;
-    o.wide_channel_ranges = true;
-    o.seed = 11;
-    return o;
+    return test::general_pack_options();
 }
 
 // Tolerance when only the summation order differs. A float32 sum of I products in any order is within

@@ -132,14 +132,47 @@ inline Pack make_random_pack(const RandomPackOptions& o) {
     return pack;
 }
 
+// A general pack: E4M3 weights over the whole E4M3 range (codes drawn uniformly, so tiny and large weights mix)
+// scaled back to unit-sized outputs, and an E4M3 last layer, F = 16, C = 12, wide channel ranges. Partial sums reach
+// thousands while products are multiples of 2^-18, so float32 sums round and the summation order shows in the output;
+// activations reach far beyond [-3, 3].
+inline RandomPackOptions general_pack_options() {
+    RandomPackOptions o;
+    o.width = 96;
+    o.height = 80;
+    o.feature_count = 16;
+    o.channel_count = 12;
+    o.max_e4m3_weight = 448.0f;
+    o.e4m3_scales = true;
+    o.int8_last_layer = false;
+    o.wide_channel_ranges = true;
+    o.seed = 11;
+    return o;
+}
+
+// The CUDA benchmark's pack shape (bench/cuda_decoder_bench.cu, bench/vulkan_decoder_bench.cpp): size x size, full
+// mip chain, grid scale 2, 16 features of 4 bits, the default network 48 -> 64 -> 64 -> 64 -> channels.
+inline RandomPackOptions default_network_options(int size, int channels) {
+    RandomPackOptions o;
+    o.width = size;
+    o.height = size;
+    o.grid_scale = 2;
+    o.feature_count = 16;
+    o.level_bits = {4};
+    o.channel_count = channels;
+    o.extra_inputs = 3;  // 2 * 16 + 13 + 3 = 48 inputs
+    o.seed = 42;
+    return o;
+}
+
 // Packs on which every correct decoder must give the same bits, whatever its summation order. E4M3 values are
 // multiples of 2^-9, so E4M3 x E4M3 products are multiples of 2^-18 and Int8 x E4M3 products multiples of 2^-9. A
 // float32 multiple of 2^-18 below 2^6 (of 2^-9 below 2^15) is exact, so when every partial sum stays below that,
 // every summation order (SIMD lanes, tensor cores) gives the exact sum. A layer without scales may add its bias as
-// one more term of the sum (spec 8.6): biases are multiples of 2^-12 and at most 0.5, which keeps that true. These packs keep |W| <= 0.25 for E4M3
-// layers, widths <= 64, and inputs |x'| <= 3 (latents within [-1, 1], saw waves within [-1, 1], LOD at most
-// 11 * 0.25, hgelu at most 3): partial sums are at most 64 * 0.25 * 3 = 48 < 64, and 64 * 127 * 3 = 24384 < 2^15
-// for the Int8 layer.
+// one more term of the sum (spec 8.6): biases are multiples of 2^-12 and at most 0.5, which keeps that true. These
+// packs keep |W| <= 0.25 for E4M3 layers, widths <= 64, and inputs |x'| <= 3 (latents within [-1, 1], saw waves within
+// [-1, 1], LOD at most 11 * 0.25, hgelu at most 3): partial sums are at most 64 * 0.25 * 3 = 48 < 64, and 64 * 127 * 3
+// = 24384 < 2^15 for the Int8 layer.
 struct ExactCase {
     const char* name;
     RandomPackOptions options;

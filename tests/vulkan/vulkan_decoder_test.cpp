@@ -115,16 +115,7 @@ TEST(VulkanDecoder, ExactSumPacksEqualTheCpuInBothArithmetics) {
 // E4M3 weights over the whole range with scales, wide channel ranges, F = 16, C = 12: sums that round, activations
 // far outside [-3, 3] (so the binary16 arithmetic's roundings and saturation are all reached).
 TEST(VulkanDecoder, GeneralPacksEqualThePortableKernelBitForBit) {
-    test::RandomPackOptions o;
-    o.width = 96;
-    o.height = 80;
-    o.feature_count = 16;
-    o.channel_count = 12;
-    o.max_e4m3_weight = 448.0f;
-    o.e4m3_scales = true;
-    o.int8_last_layer = false;
-    o.wide_channel_ranges = true;
-    o.seed = 11;
+    const test::RandomPackOptions o = test::general_pack_options();
     for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
         SCOPED_TRACE(to_string(a));
         expect_equal_to_portable_kernel(with_arithmetic(test::make_random_pack(o), a));
@@ -205,16 +196,7 @@ TEST(VulkanDecoder, CooperativeMatrixPathAgreesWhereTheDeviceHasIt) {
                                                   VulkanNetworkPath::cooperative_matrix);
         }
     }
-    test::RandomPackOptions o;
-    o.width = 96;
-    o.height = 80;
-    o.feature_count = 16;
-    o.channel_count = 12;
-    o.max_e4m3_weight = 448.0f;
-    o.e4m3_scales = true;
-    o.int8_last_layer = false;
-    o.wide_channel_ranges = true;
-    o.seed = 11;
+    const test::RandomPackOptions o = test::general_pack_options();
     for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
         SCOPED_TRACE(std::string("general pack, ") + to_string(a));
         expect_agreement_with_portable_kernel(with_arithmetic(test::make_random_pack(o), a),
