@@ -39,16 +39,24 @@ using Json = nlohmann::ordered_json;
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_interrupt(int) { g_interrupted = 1; }
 
-// Installs the SIGINT handler for the lifetime of the object and restores the previous one.
+// Installs the SIGINT and SIGTERM handlers for the lifetime of the object and restores the previous ones: both stop
+// training cleanly (exit 10, nothing written), as a job scheduler's SIGTERM should.
 class InterruptScope {
 public:
-    InterruptScope() : previous_(std::signal(SIGINT, on_interrupt)) { g_interrupted = 0; }
-    ~InterruptScope() { std::signal(SIGINT, previous_); }
+    InterruptScope()
+        : previous_int_(std::signal(SIGINT, on_interrupt)), previous_term_(std::signal(SIGTERM, on_interrupt)) {
+        g_interrupted = 0;
+    }
+    ~InterruptScope() {
+        std::signal(SIGINT, previous_int_);
+        std::signal(SIGTERM, previous_term_);
+    }
     InterruptScope(const InterruptScope&) = delete;
     InterruptScope& operator=(const InterruptScope&) = delete;
 
 private:
-    void (*previous_)(int);
+    void (*previous_int_)(int);
+    void (*previous_term_)(int);
 };
 
 // "64,48,32" -> {64, 48, 32}: comma-separated decimal integers, nothing else (ranges: check_network_choice).

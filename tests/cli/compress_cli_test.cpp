@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -188,6 +191,23 @@ TEST(CompressCli, BadInputFailsWithItsExitCodeAndWritesNothing) {
     EXPECT_NE(r.err.find("the limit is 16"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("drop"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
+}
+
+// SIGTERM (a scheduler's stop, `kill`) is handled as Ctrl-C: training stops, exit 10, no pack and no temporary file.
+// The signal comes 8 s into a run far longer than that, when training has long begun.
+TEST(CompressCli, SigtermStopsCleanlyWithExit10) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string pack = dir.file("crate.nmc");
+    const std::string command = "timeout --preserve-status -s TERM 8 '" + nmc::test::nmc_binary() + "' compress " +
+                                dir.file("crate") + " -o " + pack + " --quality fast --steps 100000000 --bpp 600 >'" +
+                                dir.file("out.txt") + "' 2>'" + dir.file("err.txt") + "'";
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 10);
+    EXPECT_FALSE(fs::exists(pack));
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+        EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
 }
 
 TEST(CompressCli, UsageErrorsExit2BeforeTraining) {
