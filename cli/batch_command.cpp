@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "batch/batch.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupt.h"
 #include "core/device_name.h"
 #include "core/file_io.h"
 
@@ -25,28 +25,6 @@
 
 namespace nmc::cli {
 namespace {
-
-volatile std::sig_atomic_t g_batch_interrupted = 0;
-extern "C" void on_batch_interrupt(int) { g_batch_interrupted = 1; }
-
-// Installs the SIGINT and SIGTERM handlers for the lifetime of the object and restores the previous ones.
-class BatchInterruptScope {
-public:
-    BatchInterruptScope()
-        : previous_int_(std::signal(SIGINT, on_batch_interrupt)), previous_term_(std::signal(SIGTERM, on_batch_interrupt)) {
-        g_batch_interrupted = 0;
-    }
-    ~BatchInterruptScope() {
-        std::signal(SIGINT, previous_int_);
-        std::signal(SIGTERM, previous_term_);
-    }
-    BatchInterruptScope(const BatchInterruptScope&) = delete;
-    BatchInterruptScope& operator=(const BatchInterruptScope&) = delete;
-
-private:
-    void (*previous_int_)(int);
-    void (*previous_term_)(int);
-};
 
 struct BatchCliOptions {
     std::string root;
@@ -198,7 +176,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
 
     const bool tty = verbosity > 0 && isatty(fileno(stderr));
     std::string current;
-    BatchInterruptScope interrupt_scope;
+    InterruptScope interrupt_scope;
     const auto progress = [&](const BatchEvent& e) {
         if (e.kind == BatchEvent::Kind::started) current = e.job->material.relative;
         if (e.kind == BatchEvent::Kind::finished && verbosity > 0) {
@@ -216,7 +194,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
                          e.eta_seconds < 0 ? "-:--" : format_seconds(e.eta_seconds).c_str(), current.c_str());
             std::fflush(stderr);
         }
-        return g_batch_interrupted == 0;
+        return !InterruptScope::interrupted();
     };
     std::vector<MaterialRecord> records;
     const Status ran = run_batch(plan, run, progress, records);

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -20,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupt.h"
 #include "compressor/compressor.h"
 #include "compressor/target_search.h"
 #include "core/device_name.h"
@@ -35,29 +35,6 @@ namespace nmc::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
-
-// Installs the SIGINT and SIGTERM handlers for the lifetime of the object and restores the previous ones: both stop
-// training cleanly (exit 10, nothing written), as a job scheduler's SIGTERM should.
-class InterruptScope {
-public:
-    InterruptScope()
-        : previous_int_(std::signal(SIGINT, on_interrupt)), previous_term_(std::signal(SIGTERM, on_interrupt)) {
-        g_interrupted = 0;
-    }
-    ~InterruptScope() {
-        std::signal(SIGINT, previous_int_);
-        std::signal(SIGTERM, previous_term_);
-    }
-    InterruptScope(const InterruptScope&) = delete;
-    InterruptScope& operator=(const InterruptScope&) = delete;
-
-private:
-    void (*previous_int_)(int);
-    void (*previous_term_)(int);
-};
 
 // "64,48,32" -> {64, 48, 32}: comma-separated decimal integers, nothing else (ranges: check_network_choice).
 Result<std::vector<int>> parse_hidden_layers(const std::string& text) {
@@ -240,7 +217,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     InterruptScope interrupt_scope;
     std::string progress_prefix;  // the target search's attempt, when searching
     const auto progress = [&](const TrainingProgress& p) {
-        if (g_interrupted) return false;
+        if (InterruptScope::interrupted()) return false;
         const auto now = std::chrono::steady_clock::now();
         if (show_progress && (now - last_print > std::chrono::milliseconds(250) || p.step == p.total_steps)) {
             last_print = now;
@@ -283,7 +260,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         result = compress(target, options, progress);
     }
     if (show_progress) std::fprintf(stderr, "\n");
-    if (g_interrupted && result.ok()) result = Status(StatusCode::cancelled, "interrupted");
+    if (InterruptScope::interrupted() && result.ok()) result = Status(StatusCode::cancelled, "interrupted");
     if (!result.ok()) {
         if (result.status().code() == StatusCode::cancelled) {
             std::fprintf(stderr, "nmc: interrupted; nothing was written\n");
