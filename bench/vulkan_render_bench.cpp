@@ -146,6 +146,18 @@ int main(int argc, char** argv) {
                                        model_buffer),
           "uploading the model");
 
+    // A 2D view of every mip of an image.
+    const auto view_of = [&](const Image& image, VkFormat format, uint32_t levels) {
+        auto view_info = vk_struct<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
+        view_info.image = image.image;
+        view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
+        view_info.format = format;
+        view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, levels, 0, 1};
+        VkImageView view = VK_NULL_HANDLE;
+        check_vk(vk.vkCreateImageView(device, &view_info, nullptr, &view), "vkCreateImageView");
+        return view;
+    };
+
     // The reference planes: pack channels 4i .. 4i+3 of every mip in one RGBA32F image each.
     const int plane_images = (channels + 3) / 4;
     std::vector<Image> planes(static_cast<size_t>(plane_images));
@@ -190,13 +202,7 @@ int main(int argc, char** argv) {
                               VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
                               VK_ACCESS_SHADER_READ_BIT);
         check(context.submit_and_wait(), "submitting");
-        auto view = vk_struct<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
-        view.image = image.image;
-        view.viewType = VK_IMAGE_VIEW_TYPE_2D;
-        view.format = VK_FORMAT_R32G32B32A32_SFLOAT;
-        view.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1};
-        check_vk(vk.vkCreateImageView(device, &view, nullptr, &plane_views[static_cast<size_t>(i)]),
-                 "vkCreateImageView");
+        plane_views[static_cast<size_t>(i)] = view_of(image, VK_FORMAT_R32G32B32A32_SFLOAT, mips);
     }
     auto sampler_info = vk_struct<VkSamplerCreateInfo>(VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO);
     sampler_info.magFilter = VK_FILTER_LINEAR;
@@ -217,13 +223,7 @@ int main(int argc, char** argv) {
     check(context.create_image(VK_FORMAT_R8G8B8A8_UNORM, width, height, 1,
                                VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT, target),
           "creating the frame");
-    auto target_view_info = vk_struct<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
-    target_view_info.image = target.image;
-    target_view_info.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    target_view_info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    target_view_info.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkImageView target_view = VK_NULL_HANDLE;
-    check_vk(vk.vkCreateImageView(device, &target_view_info, nullptr, &target_view), "vkCreateImageView");
+    const VkImageView target_view = view_of(target, VK_FORMAT_R8G8B8A8_UNORM, 1);
     VkAttachmentDescription attachment{};
     attachment.format = VK_FORMAT_R8G8B8A8_UNORM;
     attachment.samples = VK_SAMPLE_COUNT_1_BIT;

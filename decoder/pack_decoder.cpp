@@ -17,41 +17,6 @@
 namespace nmc {
 namespace {
 
-#if NMC_HAS_CUDA_DECODER
-class CudaPackDecoder final : public PackDecoder {
-public:
-    explicit CudaPackDecoder(CudaDecoder decoder) : decoder_(std::move(decoder)) {}
-    Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const override {
-        return decoder_.decode_mip_channels(mip, out);
-    }
-    Result<Image> decode_texture(int texture, int mip) const override { return decoder_.decode_texture(texture, mip); }
-    std::string description() const override {
-        return "CUDA device " + std::to_string(decoder_.device()) + " (" + to_string(decoder_.path()) + " path)";
-    }
-
-private:
-    CudaDecoder decoder_;
-};
-#endif
-
-#if NMC_HAS_VULKAN_DECODER
-class VulkanPackDecoder final : public PackDecoder {
-public:
-    explicit VulkanPackDecoder(VulkanDecoder decoder) : decoder_(std::move(decoder)) {}
-    Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const override {
-        return decoder_.decode_mip_channels(mip, out);
-    }
-    Result<Image> decode_texture(int texture, int mip) const override { return decoder_.decode_texture(texture, mip); }
-    std::string description() const override {
-        return "Vulkan device " + std::to_string(decoder_.device().index) + " (" + decoder_.device().name + ", " +
-               to_string(decoder_.path()) + " path)";
-    }
-
-private:
-    VulkanDecoder decoder_;
-};
-#endif
-
 Result<std::unique_ptr<PackDecoder>> create_cuda_decoder(const Pack& pack, const PackDecoderOptions& options,
                                                          int index) {
 #if NMC_HAS_CUDA_DECODER
@@ -62,7 +27,10 @@ Result<std::unique_ptr<PackDecoder>> create_cuda_decoder(const Pack& pack, const
     cuda_options.device = index;
     auto decoder = CudaDecoder::create(pack, cuda_options);
     if (!decoder.ok()) return decoder.status();
-    return std::unique_ptr<PackDecoder>(std::make_unique<CudaPackDecoder>(std::move(decoder).value()));
+    std::string description =
+        "CUDA device " + std::to_string(decoder->device()) + " (" + to_string(decoder->path()) + " path)";
+    return std::unique_ptr<PackDecoder>(
+        std::make_unique<PackDecoderOf<CudaDecoder>>(std::move(decoder).value(), std::move(description)));
 #else
     (void)pack;
     (void)index;
@@ -87,7 +55,10 @@ Result<std::unique_ptr<PackDecoder>> create_vulkan_decoder(const Pack& pack, con
             message = message.substr(digits + 2);
         return Status(s.code(), "--device " + options.device + ": " + message);
     }
-    return std::unique_ptr<PackDecoder>(std::make_unique<VulkanPackDecoder>(std::move(decoder).value()));
+    std::string description = "Vulkan device " + std::to_string(decoder->device().index) + " (" +
+                              decoder->device().name + ", " + to_string(decoder->path()) + " path)";
+    return std::unique_ptr<PackDecoder>(
+        std::make_unique<PackDecoderOf<VulkanDecoder>>(std::move(decoder).value(), std::move(description)));
 #else
     (void)pack;
     (void)index;
@@ -118,7 +89,8 @@ Result<std::unique_ptr<PackDecoder>> create_pack_decoder(const Pack& pack, const
     cpu_options.threads = options.threads;
     auto decoder = CpuDecoder::create(pack, cpu_options);
     if (!decoder.ok()) return decoder.status();
-    return std::unique_ptr<PackDecoder>(std::make_unique<CpuPackDecoder>(std::move(decoder).value()));
+    return std::unique_ptr<PackDecoder>(
+        std::make_unique<PackDecoderOf<CpuDecoder>>(cpu_pack_decoder(std::move(decoder).value())));
 }
 
 }  // namespace nmc

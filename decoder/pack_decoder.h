@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/image.h"
@@ -25,19 +26,29 @@ public:
     virtual std::string description() const = 0;
 };
 
-// The CPU decoder behind the interface (CpuDecoder is a cheap shared handle, so this keeps a copy).
-class CpuPackDecoder final : public PackDecoder {
+// A decoder (CpuDecoder, CudaDecoder, VulkanDecoder: cheap shared handles, so this keeps a copy) behind the
+// interface, with the description of where it runs.
+template <typename Decoder>
+class PackDecoderOf final : public PackDecoder {
 public:
-    explicit CpuPackDecoder(CpuDecoder decoder) : decoder_(std::move(decoder)) {}
+    PackDecoderOf(Decoder decoder, std::string description)
+        : decoder_(std::move(decoder)), description_(std::move(description)) {}
     Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const override {
         return decoder_.decode_mip_channels(mip, out);
     }
     Result<Image> decode_texture(int texture, int mip) const override { return decoder_.decode_texture(texture, mip); }
-    std::string description() const override { return std::string("CPU (") + decoder_.isa_name() + " kernel)"; }
+    std::string description() const override { return description_; }
 
 private:
-    CpuDecoder decoder_;
+    Decoder decoder_;
+    std::string description_;
 };
+
+// The CPU decoder behind the interface: "CPU (avx512bf16 kernel)".
+inline PackDecoderOf<CpuDecoder> cpu_pack_decoder(CpuDecoder decoder) {
+    std::string description = std::string("CPU (") + decoder.isa_name() + " kernel)";
+    return PackDecoderOf<CpuDecoder>(std::move(decoder), std::move(description));
+}
 
 struct PackDecoderOptions {
     std::string device = "cpu";  // "cpu", "cuda" (device 0), "cuda:N", "vulkan" (the first GPU) or "vulkan:N"

@@ -77,7 +77,7 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
 }
 
 // A gate asked for (--min-psnr, --max-drop) that cannot be measured is a failure of its own: a build pipeline that
-// asks for a threshold must not read "pass" when nothing was compared (issue #31).
+// asks for a threshold must not read "pass" when nothing was compared.
 void fail_unchecked(const std::string& flag, double value, const std::string& why, ValidationReport& report) {
     report.unchecked_thresholds.push_back(flag);
     report.failures.push_back(flag + " " + format_db(value) + " dB could not be checked: " + why);

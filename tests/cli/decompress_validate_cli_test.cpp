@@ -365,8 +365,8 @@ TEST_F(DecompressValidateCli, ValidateBelowMinPsnrExits6) {
     EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
 }
 
-// Issue #31: `--min-psnr` with no sources to measure against printed "quality not measured", then "verdict pass"
-// and exited 0. A threshold that cannot be checked fails with exit 12; without one the note stays a note.
+// `--min-psnr` with no sources to measure against must not pass: a threshold that cannot be checked fails with
+// exit 12; without one the "quality not measured" note stays a note (exit 0).
 TEST_F(DecompressValidateCli, ValidateThresholdWithoutSourcesExits12) {
     const std::string work = record_source_folder("materials/mat");  // not beside the pack, nor in `work`
     CommandResult r = run_nmc_in(work, "validate ../mat.nmc --min-psnr 60");

@@ -298,7 +298,7 @@ TEST_F(Validation, NoSourcesPassesWithANote) {
     EXPECT_EQ(r.verdict, Verdict::pass) << joined(r.failures);
 }
 
-// Issue #31: a threshold asked for that cannot be measured is a verdict of its own, not a pass.
+// A threshold asked for that cannot be measured is a verdict of its own, not a pass.
 TEST_F(Validation, ThresholdWithoutSourcesIsNotChecked) {
     pack_.encoder.source_folder = dir_.file("gone");
     write_pack();
