@@ -491,7 +491,8 @@ def _vulkan_decoder_bench_from_gpu_check(results_dir):
         if header and rows:
             machine = next((line.split("machine:", 1)[1].strip() for line in lines
                             if line.startswith("==") and "machine:" in line), "GPU machine")
-            return os.path.basename(path), machine, header.split(": ", 1)[1], rows
+            with_cuda = any(line.startswith("# CUDA") or line.startswith("path ") for line in lines)
+            return os.path.basename(path), machine, header.split(": ", 1)[1], rows, with_cuda
     return None
 
 
@@ -586,10 +587,11 @@ def _speed(w, db, results_dir):
         w()
     vulkan = _vulkan_decoder_bench_from_gpu_check(results_dir)
     if vulkan:
-        name, device, header, rows = vulkan
+        name, device, header, rows, with_cuda = vulkan
         w("`nmc_vulkan_decoder_bench` (the Vulkan runtime, docs/runtime.md) as `scripts/gpu-check.sh vulkan` printed it "
-          "in `%s` (%s; %s; device timestamps; the CUDA decoder's table of the same run is in that file):"
-          % (name, device, header))
+          "in `%s` (%s; %s; device timestamps%s):"
+          % (name, device, header, "; the CUDA decoder's table of the same run is in that file" if with_cuda else
+             "; the file also lists the compiled pipelines' statistics"))
         w()
         w.table(["device", "path", "arithmetic", "ms", "Gtexel/s"], rows, ["---", "---", "---", "---:", "---:"])
     w("### Classic encoders (for context)")

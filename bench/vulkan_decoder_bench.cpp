@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     std::printf("# Vulkan whole-material decode: %dx%d, %d mips (%.0f texels), C = %d, 48-64-64-64-C, median of %d\n",
                 size, size, pack.material.mip_count, texels, channels, repetitions);
     std::printf("| device | path | arithmetic | ms | Gtexel/s |\n|---|---|---|---:|---:|\n");
+    std::vector<std::string> statistics;  // the compiled pipelines', printed after the table
     for (const nmc::VulkanDeviceInfo& device : *devices) {
         if (only_device >= 0 && device.index != only_device) continue;
         std::vector<nmc::VulkanNetworkPath> paths = {nmc::VulkanNetworkPath::scalar};
@@ -54,8 +55,14 @@ int main(int argc, char** argv) {
                             nmc::to_string(path), nmc::to_string(arithmetic), ms.value(),
                             texels / (ms.value() * 1e-3) * 1e-9);
                 std::fflush(stdout);
+                const std::string compiled = decoder->pipeline_statistics();
+                if (!compiled.empty())
+                    statistics.push_back("vulkan:" + std::to_string(device.index) + " " + nmc::to_string(path) + " " +
+                                         nmc::to_string(arithmetic) + ": " + compiled);
             }
         }
     }
+    if (!statistics.empty()) std::printf("\n# Compiled pipelines (the driver's statistics)\n");
+    for (const std::string& line : statistics) std::printf("- %s\n", line.c_str());
     return 0;
 }

@@ -19,6 +19,7 @@
 #include "format/pack.h"
 #include "material/image_io.h"
 #include "runtime/vulkan/gpu_model.h"
+#include "runtime/vulkan/shaders/model_layout.h"
 #include "runtime/vulkan/vulkan_context.h"
 #include "validate/quality_measurement.h"
 
@@ -329,9 +330,16 @@ int main(int argc, char** argv) {
     check_vk(vk.vkCreateShaderModule(device, &module_info, nullptr, &fragment), "vkCreateShaderModule");
     VkPipeline pipelines[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
     for (uint32_t reference_path = 0; reference_path < 2; ++reference_path) {
-        const uint32_t constants[2] = {static_cast<uint32_t>(model->max_width), reference_path};
-        const VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
-        const VkSpecializationInfo specialization{2, entries, sizeof(constants), constants};
+        // render.frag's two constants, then nmc_decode.glsl's network shape (ids NMC_DEFAULT_CONSTANT_ID onwards).
+        std::vector<uint32_t> constants = {static_cast<uint32_t>(model->max_width), reference_path};
+        std::vector<VkSpecializationMapEntry> entries = {{0, 0, 4}, {1, 4, 4}};
+        for (size_t i = 0; i < model->shape.size(); ++i) {
+            entries.push_back({NMC_DEFAULT_CONSTANT_ID + static_cast<uint32_t>(i),
+                               static_cast<uint32_t>(constants.size() * 4), 4});
+            constants.push_back(model->shape[i]);
+        }
+        const VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(),
+                                                  constants.size() * 4, constants.data()};
         VkPipelineShaderStageCreateInfo stages[2] = {
             vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO),
             vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO)};

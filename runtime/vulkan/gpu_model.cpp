@@ -145,7 +145,14 @@ Result<GpuModel> build_gpu_model(const Pack& pack) {
         const uint32_t header = NMC_HEADER_LAYERS + static_cast<uint32_t>(l) * NMC_LAYER_WORDS;
         words[header + NMC_LAYER_INPUT_WIDTH] = static_cast<uint32_t>(layer.input_width);
         words[header + NMC_LAYER_OUTPUT_WIDTH] = static_cast<uint32_t>(layer.output_width);
-        words[header + NMC_LAYER_WEIGHTS] = writer.floats(weights);
+        // Groups of four outputs: words 4 (q I + i) .. +3 hold W[4q .. 4q + 3][i], zero past the last output.
+        const size_t inputs = static_cast<size_t>(layer.input_width);
+        const size_t outputs = static_cast<size_t>(layer.output_width);
+        std::vector<float> quads((outputs + 3) / 4 * 4 * inputs, 0.0f);
+        for (size_t n = 0; n < outputs; ++n)
+            for (size_t i = 0; i < inputs; ++i) quads[((n / 4) * inputs + i) * 4 + n % 4] = weights[n * inputs + i];
+        writer.align(4);
+        words[header + NMC_LAYER_WEIGHT_QUADS] = writer.floats(quads);
         words[header + NMC_LAYER_SCALES] = writer.floats(scales);
         words[header + NMC_LAYER_BIASES] = writer.floats(biases);
         // The transposed, padded binary16 copy for cooperative-matrix products.
@@ -160,6 +167,13 @@ Result<GpuModel> build_gpu_model(const Pack& pack) {
         model.max_width = std::max({model.max_width, layer.input_width, layer.output_width});
     }
     words[NMC_HEADER_MAX_WIDTH] = static_cast<uint32_t>(model.max_width);
+    model.shape.assign(NMC_SHAPE_CONSTANTS, 0);
+    model.shape[0] = static_cast<uint32_t>(pack.network.layers.size());
+    for (size_t l = 0; l < pack.network.layers.size(); ++l) {
+        model.shape[1 + l] = static_cast<uint32_t>(pack.network.layers[l].input_width);
+        model.shape[2 + l] = static_cast<uint32_t>(pack.network.layers[l].output_width);
+    }
+    model.shape[NMC_SHAPE_CONSTANTS - 1] = static_cast<uint32_t>(latents.feature_count);
 
     // spec 6: the LATN bit streams as the pack stores them (levels at 16-byte offsets), and each level's values.
     const std::vector<uint8_t> stream = pack_latents(latents);

@@ -104,6 +104,9 @@ struct InstanceFunctions {
 };
 struct DeviceFunctions {
     NMC_VULKAN_DEVICE_FUNCTIONS(NMC_VULKAN_DECLARE)
+    // VK_KHR_pipeline_executable_properties, where the device has it (else null).
+    PFN_vkGetPipelineExecutablePropertiesKHR vkGetPipelineExecutablePropertiesKHR = nullptr;
+    PFN_vkGetPipelineExecutableStatisticsKHR vkGetPipelineExecutableStatisticsKHR = nullptr;
 };
 
 // The loader, opened once per process (and never closed: drivers keep threads). backend_unavailable when no Vulkan

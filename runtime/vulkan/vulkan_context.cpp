@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/vulkan/shaders/model_layout.h"
+
 namespace nmc::vulkan_detail {
 namespace {
 
@@ -94,15 +96,20 @@ Context::~Context() {
 // Why the device cannot run decode_mip_coopmat.comp, or "" when it can: VK_NV_cooperative_matrix with 16x16x16
 // binary16 x binary16 + float32 subgroup matrices, binary16 arithmetic and 16-bit storage buffers (Vulkan 1.2), and
 // subgroups of 32 in compute shaders.
-std::string Context::cooperative_matrix_missing(uint32_t api_version) {
+bool Context::has_extension(const char* name) const {
     uint32_t count = 0;
     vki_.vkEnumerateDeviceExtensionProperties(physical_, nullptr, &count, nullptr);
     std::vector<VkExtensionProperties> extensions(count);
     vki_.vkEnumerateDeviceExtensionProperties(physical_, nullptr, &count, extensions.data());
-    bool listed = false;
     for (const VkExtensionProperties& e : extensions)
-        listed = listed || std::strcmp(e.extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
-    if (!listed || vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV == nullptr)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
+
+std::string Context::cooperative_matrix_missing(uint32_t api_version) {
+    uint32_t count = 0;
+    if (!has_extension(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+        vki_.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV == nullptr)
         return "the device has no " VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (api_version < VK_API_VERSION_1_2) return "the device supports Vulkan " + info_.api_version + ", not 1.2";
     CooperativeMatrixFeatures wanted;
@@ -229,17 +236,34 @@ Status Context::open_device(int requested_device) {
     device_info.queueCreateInfoCount = 1;
     device_info.pQueueCreateInfos = &queue_info;
     CooperativeMatrixFeatures enabled;
-    const char* extension = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    std::vector<const char*> extensions;
     if (info_.cooperative_matrix) {
         enabled.matrix.cooperativeMatrix = VK_TRUE;
         enabled.storage16.storageBuffer16BitAccess = VK_TRUE;
         enabled.float16.shaderFloat16 = VK_TRUE;
         device_info.pNext = enabled.chain();
-        device_info.enabledExtensionCount = 1;
-        device_info.ppEnabledExtensionNames = &extension;
+        extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     }
+    // The compiled pipelines' statistics (registers, local memory) where the driver reports them: for benchmarks.
+    auto executable_info = vk_struct<VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
+    if (has_extension(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+        executable_info.pipelineExecutableInfo = VK_TRUE;
+        executable_info.pNext = const_cast<void*>(device_info.pNext);
+        device_info.pNext = &executable_info;
+        extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    }
+    device_info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    device_info.ppEnabledExtensionNames = extensions.data();
     NMC_VK(vki_.vkCreateDevice(physical_, &device_info, nullptr, &device_));
     NMC_RETURN_IF_ERROR(load_device_functions(vki_, device_, vkd_));
+    if (executable_info.pipelineExecutableInfo == VK_TRUE) {
+        vkd_.vkGetPipelineExecutablePropertiesKHR = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+            vki_.vkGetDeviceProcAddr(device_, "vkGetPipelineExecutablePropertiesKHR"));
+        vkd_.vkGetPipelineExecutableStatisticsKHR = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+            vki_.vkGetDeviceProcAddr(device_, "vkGetPipelineExecutableStatisticsKHR"));
+        if (vkd_.vkGetPipelineExecutablePropertiesKHR == nullptr) vkd_.vkGetPipelineExecutableStatisticsKHR = nullptr;
+    }
     vkd_.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
     auto pool = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
@@ -423,10 +447,17 @@ Status Context::create_device_buffer(const void* data, VkDeviceSize size, VkBuff
     return status;
 }
 
+std::vector<SpecializationConstant> shape_constants(const std::vector<uint32_t>& shape) {
+    std::vector<SpecializationConstant> constants;
+    for (size_t i = 0; i < shape.size(); ++i)
+        constants.push_back({NMC_DEFAULT_CONSTANT_ID + static_cast<uint32_t>(i), shape[i]});
+    return constants;
+}
+
 Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(Context& context, const uint32_t* spirv,
                                                                  size_t spirv_bytes,
                                                                  const std::vector<VkBuffer>& buffers,
-                                                                 const std::vector<uint32_t>& specialization,
+                                                                 const std::vector<SpecializationConstant>& specialization,
                                                                  uint32_t push_bytes) {
     std::unique_ptr<ComputePipeline> p(new ComputePipeline(context));
     p->push_bytes_ = push_bytes;
@@ -458,10 +489,13 @@ Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(Context& contex
     VkShaderModule module = VK_NULL_HANDLE;
     NMC_VK(vkd.vkCreateShaderModule(device, &module_info, nullptr, &module));
     std::vector<VkSpecializationMapEntry> entries(specialization.size());
-    for (uint32_t i = 0; i < entries.size(); ++i)
-        entries[i] = {i, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)};
+    std::vector<uint32_t> values(specialization.size());
+    for (uint32_t i = 0; i < entries.size(); ++i) {
+        entries[i] = {specialization[i].id, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)};
+        values[i] = specialization[i].value;
+    }
     const VkSpecializationInfo constants{static_cast<uint32_t>(entries.size()), entries.data(),
-                                         specialization.size() * sizeof(uint32_t), specialization.data()};
+                                         values.size() * sizeof(uint32_t), values.data()};
     auto pipeline_info = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
     pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -469,6 +503,7 @@ Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(Context& contex
     pipeline_info.stage.pName = "main";
     pipeline_info.stage.pSpecializationInfo = &constants;
     pipeline_info.layout = p->layout_;
+    if (context.pipeline_statistics()) pipeline_info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     const VkResult made =
         vkd.vkCreateComputePipelines(device, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &p->pipeline_);
     vkd.vkDestroyShaderModule(device, module, nullptr);
@@ -507,6 +542,34 @@ ComputePipeline::~ComputePipeline() {
     if (pipeline_ != VK_NULL_HANDLE) vkd.vkDestroyPipeline(device, pipeline_, nullptr);
     if (layout_ != VK_NULL_HANDLE) vkd.vkDestroyPipelineLayout(device, layout_, nullptr);
     if (set_layout_ != VK_NULL_HANDLE) vkd.vkDestroyDescriptorSetLayout(device, set_layout_, nullptr);
+}
+
+std::string ComputePipeline::statistics() const {
+    if (!context_.pipeline_statistics()) return "";
+    const DeviceFunctions& vkd = context_.vk();
+    auto executable = vk_struct<VkPipelineExecutableInfoKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR);
+    executable.pipeline = pipeline_;
+    executable.executableIndex = 0;
+    uint32_t count = 0;
+    if (vkd.vkGetPipelineExecutableStatisticsKHR(context_.device(), &executable, &count, nullptr) != VK_SUCCESS)
+        return "";
+    std::vector<VkPipelineExecutableStatisticKHR> statistics(
+        count, vk_struct<VkPipelineExecutableStatisticKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR));
+    if (vkd.vkGetPipelineExecutableStatisticsKHR(context_.device(), &executable, &count, statistics.data()) !=
+        VK_SUCCESS)
+        return "";
+    std::string text;
+    for (const VkPipelineExecutableStatisticKHR& s : statistics) {
+        std::string value;
+        switch (s.format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: value = s.value.b32 ? "yes" : "no"; break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: value = std::to_string(s.value.i64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: value = std::to_string(s.value.u64); break;
+            default: value = std::to_string(s.value.f64); break;
+        }
+        text += (text.empty() ? "" : ", ") + std::string(s.name) + " " + value;
+    }
+    return text;
 }
 
 void ComputePipeline::record_dispatch(const void* push, uint32_t groups) const {

@@ -59,6 +59,8 @@ public:
     const VkPhysicalDeviceLimits& limits() const { return limits_; }
     float timestamp_period_ns() const { return timestamp_period_ns_; }  // 0: the queue has no timestamps
     bool graphics() const { return graphics_; }                         // whether the queue also draws
+    // Whether pipelines report their compiled statistics (VK_KHR_pipeline_executable_properties).
+    bool pipeline_statistics() const { return vkd_.vkGetPipelineExecutableStatisticsKHR != nullptr; }
     const DeviceFunctions& vk() const { return vkd_; }
     VkDevice device() const { return device_; }
     VkCommandBuffer commands() const { return commands_; }
@@ -97,6 +99,7 @@ private:
     Status make_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
                       Image& out);
     std::string cooperative_matrix_missing(uint32_t api_version);
+    bool has_extension(const char* name) const;  // whether the physical device lists a device extension
 
     const GlobalFunctions* global_ = nullptr;
     InstanceFunctions vki_;
@@ -116,17 +119,30 @@ private:
     VulkanDeviceInfo info_;
 };
 
+// One uint32 specialization constant of a pipeline.
+struct SpecializationConstant {
+    uint32_t id;  // the shader's constant_id
+    uint32_t value;
+};
+
+// The specialization constants of nmc_decode.glsl's network shape (GpuModel::shape, ids NMC_CONSTANT_ID onwards).
+std::vector<SpecializationConstant> shape_constants(const std::vector<uint32_t>& shape);
+
 // A compute pipeline from embedded SPIR-V with its storage buffers bound (binding i = buffers[i]), uint32
-// specialization constants (constant_id i = specialization[i]) and push constants of `push_bytes`.
+// specialization constants and push constants of `push_bytes`.
 class ComputePipeline {
 public:
     static Result<std::unique_ptr<ComputePipeline>> create(Context& context, const uint32_t* spirv, size_t spirv_bytes,
                                                            const std::vector<VkBuffer>& buffers,
-                                                           const std::vector<uint32_t>& specialization,
+                                                           const std::vector<SpecializationConstant>& specialization,
                                                            uint32_t push_bytes);
     ~ComputePipeline();
     ComputePipeline(const ComputePipeline&) = delete;
     ComputePipeline& operator=(const ComputePipeline&) = delete;
+
+    // The driver's statistics of the compiled shader ("Register Count 64, Local Memory Size 0, ..."), or "" where the
+    // device does not report them (Context::pipeline_statistics).
+    std::string statistics() const;
 
     // Records binding, the push constants and a dispatch of `groups` workgroups into context.commands().
     void record_dispatch(const void* push, uint32_t groups) const;

@@ -23,6 +23,9 @@ namespace vulkan_detail {
 namespace {
 
 constexpr uint32_t kWorkgroupSize = 64;  // decode_mip_scalar.comp's and decode_mip_coopmat.comp's local_size_x
+// decode_mip_coopmat.comp's shared memory per column of the widest layer: a column of X (64 binary16 rows) and of the
+// sums (64 float32 rows).
+constexpr uint64_t kCooperativeSharedBytesPerColumn = kWorkgroupSize * 2 + kWorkgroupSize * 4;
 constexpr uint64_t kMaxGroupsPerDispatch = 65535;         // maxComputeWorkGroupCount[0]'s guaranteed minimum
 constexpr uint64_t kMaxChunkBytes = uint64_t{256} << 20;  // the output buffer of one dispatch
 
@@ -100,6 +103,7 @@ struct Session {
     Buffer texel_chunk;
     std::unique_ptr<ComputePipeline> texture_pipeline;
     int max_width = 0;
+    std::vector<uint32_t> shape;  // GpuModel::shape
     VkQueryPool timestamps = VK_NULL_HANDLE;
     uint64_t chunk_texels = 0;
 
@@ -151,7 +155,8 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
 
     // The network path: the cooperative-matrix one where asked for or, by default, where the device has it and its
     // shared memory holds the pack's matrices (decode_mip_coopmat.comp: 64 rows of binary16 inputs and float32 sums).
-    const uint64_t shared_bytes = uint64_t{kWorkgroupSize} * NMC_PADDED(static_cast<uint32_t>(gpu_model.max_width)) * 6;
+    const uint64_t shared_bytes =
+        kCooperativeSharedBytesPerColumn * NMC_PADDED(static_cast<uint32_t>(gpu_model.max_width));
     std::string cooperative_missing = info.cooperative_matrix ? "" : info.cooperative_matrix_detail;
     if (cooperative_missing.empty() && shared_bytes > context->limits().maxComputeSharedMemorySize)
         cooperative_missing = "the pack's widest layer (" + std::to_string(gpu_model.max_width) + ") needs " +
@@ -160,9 +165,10 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
     if (options.path == VulkanNetworkPath::cooperative_matrix && !cooperative_missing.empty())
         return Status(StatusCode::backend_unavailable,
                       device_name + " cannot run the cooperative-matrix path: " + cooperative_missing);
-    path = options.path == VulkanNetworkPath::scalar || !cooperative_missing.empty()
-               ? VulkanNetworkPath::scalar
-               : VulkanNetworkPath::cooperative_matrix;
+    // automatic takes the scalar path: on the H200 it decodes 1.6 to 1.9 times faster than the cooperative-matrix
+    // one (docs/benchmarks.md), and its values are the CPU's bit for bit.
+    path = options.path == VulkanNetworkPath::cooperative_matrix ? VulkanNetworkPath::cooperative_matrix
+                                                                  : VulkanNetworkPath::scalar;
 
     const VkDeviceSize model_bytes = gpu_model.words.size() * sizeof(uint32_t);
     const uint64_t range = context->limits().maxStorageBufferRange;
@@ -192,16 +198,20 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
 
     // Bindings: 0 the model buffer, 1 the output, and for the cooperative-matrix path 2 the model buffer again (read
     // as binary16 weights). Specialization constants: 0 the widest layer, 1 (cooperative-matrix path) that width
-    // padded to 16.
+    // padded to 16, and nmc_decode.glsl's network shape.
     max_width = gpu_model.max_width;
+    shape = gpu_model.shape;
     const auto width = static_cast<uint32_t>(gpu_model.max_width);
+    std::vector<SpecializationConstant> constants = shape_constants(shape);
+    constants.push_back({0, width});
+    if (getenv("NMC_VULKAN_TIMING")) constants.push_back({7, static_cast<uint32_t>(atoi(getenv("NMC_VULKAN_TIMING")))});
+    if (path == VulkanNetworkPath::cooperative_matrix) constants.push_back({1, NMC_PADDED(width)});
     Result<std::unique_ptr<ComputePipeline>> made =
         path == VulkanNetworkPath::cooperative_matrix
             ? ComputePipeline::create(*context, nmc_spirv_decode_mip_coopmat, sizeof(nmc_spirv_decode_mip_coopmat),
-                                      {model.buffer, output.buffer, model.buffer}, {width, NMC_PADDED(width)},
-                                      sizeof(PushConstants))
+                                      {model.buffer, output.buffer, model.buffer}, constants, sizeof(PushConstants))
             : ComputePipeline::create(*context, nmc_spirv_decode_mip_scalar, sizeof(nmc_spirv_decode_mip_scalar),
-                                      {model.buffer, output.buffer}, {width}, sizeof(PushConstants));
+                                      {model.buffer, output.buffer}, constants, sizeof(PushConstants));
     if (!made.ok()) return made.status();
     pipeline = std::move(made).value();
 
@@ -254,6 +264,10 @@ const VulkanDeviceInfo& VulkanDecoder::device() const {
     return session_->context->info();
 }
 
+std::string VulkanDecoder::pipeline_statistics() const {
+    return session_->pipeline->statistics();
+}
+
 VulkanNetworkPath VulkanDecoder::path() const {
     return session_->path;
 }
@@ -287,9 +301,11 @@ Result<TextureImage> VulkanDecoder::decode_texture_image(int texture) const {
         NMC_RETURN_IF_ERROR(context.create_buffer((most * 16 + 3) / 4 * 4,
                                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                                   0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, s.texel_chunk));
+        std::vector<vulkan_detail::SpecializationConstant> texture_constants = vulkan_detail::shape_constants(s.shape);
+        texture_constants.push_back({0, static_cast<uint32_t>(s.max_width)});
         Result<std::unique_ptr<vulkan_detail::ComputePipeline>> made = vulkan_detail::ComputePipeline::create(
             context, nmc_spirv_decode_texture, sizeof(nmc_spirv_decode_texture), {s.model.buffer, s.texel_chunk.buffer},
-            {static_cast<uint32_t>(s.max_width)}, sizeof(vulkan_detail::TexturePushConstants));
+            texture_constants, sizeof(vulkan_detail::TexturePushConstants));
         if (!made.ok()) {
             context.destroy(s.texel_chunk);
             return made.status();

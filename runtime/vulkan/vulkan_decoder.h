@@ -36,7 +36,7 @@ Result<std::vector<VulkanDeviceInfo>> list_vulkan_devices();
 // How the network's layers run (docs/runtime.md, "Which path runs where"). Both compute the spec's maths; they differ
 // only in the order of each layer's float32 sum, which spec 8.6 leaves free.
 enum class VulkanNetworkPath {
-    automatic,           // cooperative_matrix where the device has it, else scalar
+    automatic,           // scalar: the faster of the two where both run (measured on the H200, docs/runtime.md)
     scalar,              // one invocation a texel, sums in input order: the CPU portable kernel's values, bit for bit
     cooperative_matrix,  // the products on tensor cores (VK_NV_cooperative_matrix, 16x16x16 fp16 -> fp32, subgroups
                          // of 32: NVIDIA Turing and newer), for packs whose matrices fit the device's shared memory
@@ -88,6 +88,11 @@ public:
     // GPU time in milliseconds of decoding every mip of the pack into device memory, without transfers (device
     // timestamps; the median of `repetitions` runs after one warm-up run). For benchmarks.
     Result<double> time_all_mips_ms(int repetitions) const;
+
+    // The driver's statistics of the compiled whole-mip decoding pipeline (registers, local memory, instructions; their
+    // names are the driver's), or "" where the device does not report them (VK_KHR_pipeline_executable_properties).
+    // For benchmarks and engine developers sizing the include.
+    std::string pipeline_statistics() const;
 
     const VulkanDeviceInfo& device() const;
     VulkanNetworkPath path() const;  // the path that runs: never automatic

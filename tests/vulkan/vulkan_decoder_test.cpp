@@ -164,9 +164,9 @@ TEST(VulkanDecoder, TexturesEqualTheCpu) {
 }
 
 // The tensor-core path: where a device has it, the exact-sum packs equal the CPU bit for bit in both arithmetics (any
-// summation order gives the exact sums) and general packs agree within the summation-order tolerance; automatic takes
-// it. Elsewhere (lavapipe), asking for it is a clear error and automatic runs the scalar path. NMC_REQUIRE_GPU builds
-// (scripts/gpu-check.sh) fail without such a device.
+// summation order gives the exact sums) and general packs agree within the summation-order tolerance. Elsewhere
+// (lavapipe), asking for it is a clear error. automatic runs the scalar path everywhere (the faster one on the H200).
+// NMC_REQUIRE_GPU builds (scripts/gpu-check.sh) fail without such a device.
 TEST(VulkanDecoder, CooperativeMatrixPathAgreesWhereTheDeviceHasIt) {
     const Pack pack = test::make_random_pack(test::exact_sum_cases()[0].options);
     const int device = cooperative_matrix_device();
@@ -186,9 +186,7 @@ TEST(VulkanDecoder, CooperativeMatrixPathAgreesWhereTheDeviceHasIt) {
     }
     Result<VulkanDecoder> automatic = VulkanDecoder::create(pack);
     ASSERT_TRUE(automatic.ok());
-    if (automatic->device().index == device) {
-        EXPECT_EQ(automatic->path(), VulkanNetworkPath::cooperative_matrix);
-    }
+    EXPECT_EQ(automatic->path(), VulkanNetworkPath::scalar);
     for (const test::ExactCase& c : test::exact_sum_cases()) {
         for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
             SCOPED_TRACE(std::string(c.name) + ", " + to_string(a));

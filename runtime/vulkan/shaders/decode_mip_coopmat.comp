@@ -60,47 +60,55 @@ void main() {
     const float u = nmc_float(nmc_word(tables + NMC_MIP_U_TABLE) + texel % width);
     const float v = nmc_float(nmc_word(tables + NMC_MIP_V_TABLE) + range.first_row + texel / width);
 
+    // A buffer of another layout or shape (nmc_model_matches) gives NaN, as nmc_decode_texel does.
+    const bool matches = nmc_model_matches();
     nmc_layer0_input(u, v, range.mip);
-    const uint inputs0 = nmc_word(NMC_HEADER_LAYERS + NMC_LAYER_INPUT_WIDTH);
-    for (uint i = inputs0; i < NMC_PADDED(inputs0); ++i) layer_input[i * kTexels + row] = float16_t(0.0);
+    const uint inputs0 = nmc_width(0u);
+    [[unroll]] for (uint i = inputs0; i < NMC_PADDED(inputs0); ++i) layer_input[i * kTexels + row] = float16_t(0.0);
     barrier();
 
     const uint subgroup_row = gl_SubgroupID * kSubgroup;  // the rows this subgroup multiplies
-    const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
-    for (uint l = 0u; l < layers; ++l) {
+    const uint layers = nmc_layer_count();
+    [[unroll]] for (uint l = 0u; l < layers; ++l) {
         const uint layer = NMC_HEADER_LAYERS + l * NMC_LAYER_WORDS;
-        const uint rows_k = NMC_PADDED(nmc_word(layer + NMC_LAYER_INPUT_WIDTH));
-        const uint outputs = nmc_word(layer + NMC_LAYER_OUTPUT_WIDTH);
+        const uint rows_k = NMC_PADDED(nmc_width(l));
+        const uint outputs = nmc_width(l + 1u);
         const uint columns = NMC_PADDED(outputs);
         const uint weights = 2u * nmc_word(layer + NMC_LAYER_WEIGHTS_HALF);  // in binary16 elements
-        // sums[r][n] = sum over k of X[r][k] * B[k][n], 16 x 16 tiles, float32 accumulation.
-        for (uint tile_row = 0u; tile_row < kSubgroup; tile_row += kTile) {
-            for (uint n = 0u; n < columns; n += kTile) {
-                fcoopmatNV<32, gl_ScopeSubgroup, kTile, kTile> sum = fcoopmatNV<32, gl_ScopeSubgroup, kTile, kTile>(0.0);
-                for (uint k = 0u; k < rows_k; k += kTile) {
-                    fcoopmatNV<16, gl_ScopeSubgroup, kTile, kTile> a;
-                    fcoopmatNV<16, gl_ScopeSubgroup, kTile, kTile> b;
-                    coopMatLoadNV(a, layer_input, k * kTexels + subgroup_row + tile_row, kTexels, true);
-                    coopMatLoadNV(b, model_halves, weights + k * columns + n, columns, false);
-                    sum = coopMatMulAddNV(a, b, sum);
-                }
-                coopMatStoreNV(sum, layer_sums, n * kTexels + subgroup_row + tile_row, kTexels, true);
+        // sums[r][n] = sum over k of X[r][k] * B[k][n], 16 x 16 tiles, float32 accumulation; each tile of B is loaded
+        // once for the subgroup's two tiles of rows.
+        [[unroll]] for (uint n = 0u; n < columns; n += kTile) {
+            fcoopmatNV<32, gl_ScopeSubgroup, kTile, kTile> sum0 = fcoopmatNV<32, gl_ScopeSubgroup, kTile, kTile>(0.0);
+            fcoopmatNV<32, gl_ScopeSubgroup, kTile, kTile> sum1 = fcoopmatNV<32, gl_ScopeSubgroup, kTile, kTile>(0.0);
+            [[unroll]] for (uint k = 0u; k < rows_k; k += kTile) {
+                fcoopmatNV<16, gl_ScopeSubgroup, kTile, kTile> a0;
+                fcoopmatNV<16, gl_ScopeSubgroup, kTile, kTile> a1;
+                fcoopmatNV<16, gl_ScopeSubgroup, kTile, kTile> b;
+                coopMatLoadNV(b, model_halves, weights + k * columns + n, columns, false);
+                coopMatLoadNV(a0, layer_input, k * kTexels + subgroup_row, kTexels, true);
+                coopMatLoadNV(a1, layer_input, k * kTexels + subgroup_row + kTile, kTexels, true);
+                sum0 = coopMatMulAddNV(a0, b, sum0);
+                sum1 = coopMatMulAddNV(a1, b, sum1);
             }
+            coopMatStoreNV(sum0, layer_sums, n * kTexels + subgroup_row, kTexels, true);
+            coopMatStoreNV(sum1, layer_sums, n * kTexels + subgroup_row + kTile, kTexels, true);
         }
         barrier();
         const NmcLayer constants = nmc_layer(layer);
         if (l + 1u < layers) {
             // spec 8.6: y = acc * scale + bias, activated and rounded to E4M3: the next layer's X row (exact).
-            for (uint n = 0u; n < columns; ++n) {
+            [[unroll]] for (uint n = 0u; n < columns; ++n) {
                 const float a = n < outputs
                     ? nmc_hidden_activation(constants, nmc_layer_output(constants, n, layer_sums[n * kTexels + row]))
                     : 0.0;
                 layer_input[n * kTexels + row] = float16_t(a);
             }
         } else if (t < count) {
-            for (uint n = 0u; n < outputs; ++n)
-                output_values[n * range.plane_stride + t] =
+            [[unroll]] for (uint n = 0u; n < outputs; ++n) {
+                const float value =
                     nmc_output_transform(nmc_layer_output(constants, n, layer_sums[n * kTexels + row]), n);
+                output_values[n * range.plane_stride + t] = matches ? value : uintBitsToFloat(0x7FC00000u);
+            }
         }
         barrier();
     }

@@ -9,7 +9,7 @@
 #define NMC_RUNTIME_MODEL_LAYOUT_H
 
 // Changes whenever a word below changes meaning; nmc_decode.glsl and the C++ builder must agree on it.
-#define NMC_MODEL_LAYOUT_VERSION 1u
+#define NMC_MODEL_LAYOUT_VERSION 2u
 
 // Header words.
 #define NMC_HEADER_LAYOUT_VERSION 0    // NMC_MODEL_LAYOUT_VERSION
@@ -42,7 +42,9 @@
 #define NMC_LAYER_WORDS 8
 #define NMC_LAYER_INPUT_WIDTH 0
 #define NMC_LAYER_OUTPUT_WIDTH 1
-#define NMC_LAYER_WEIGHTS 2            // word offset of N * I float32 weights, row-major (W[n][i] at n * I + i)
+// Word offset (a multiple of 4: 16-byte aligned) of the float32 weights in groups of four outputs, for vec4 loads: for
+// outputs 4q .. 4q + 3 and input i, the four words at 4 * (q * I + i) are W[4q][i] .. W[4q + 3][i] (0 past N).
+#define NMC_LAYER_WEIGHT_QUADS 2
 #define NMC_LAYER_SCALES 3             // word offset of N float32 scales (1.0 where the layer has none)
 #define NMC_LAYER_BIASES 4             // word offset of N float32 biases (the binary16 values, converted)
 // Word offset (a multiple of 4: 16-byte aligned) of the weights for cooperative-matrix products: the transposed
@@ -76,6 +78,13 @@
 #define NMC_CHANNEL_CONSTANT 2         // NMC_SOURCE_CONSTANT: the value, as float bits
 
 #define NMC_HEADER_WORDS 512
+
+// nmc_decode.glsl's specialization constants of the network's shape (docs/runtime.md, "Specialization"): constant
+// NMC_CONSTANT_ID + 0 is the layer count L (0: read the shape from the buffer at run time), NMC_CONSTANT_ID + 1 + l
+// the input width of layer l (l < L) and NMC_CONSTANT_ID + 1 + L the last layer's output width, 0 beyond;
+// NMC_CONSTANT_ID + 10 the feature count F.
+#define NMC_SHAPE_CONSTANTS 11
+#define NMC_DEFAULT_CONSTANT_ID 100  // NMC_CONSTANT_ID where a shader does not define it
 
 #define NMC_ADDRESS_WRAP 0u
 #define NMC_ADDRESS_CLAMP 1u

@@ -4,6 +4,12 @@
 //   NMC_MAX_WIDTH                     an upper bound of the pack's widest layer (default 256, spec 9's limit;
 //                                     GpuModel::max_width on the host gives the pack's own; smaller is faster; a pack
 //                                     wider than it decodes to NaN)
+//   NMC_CONSTANT_ID                   the first of the NMC_SHAPE_CONSTANTS specialization constant ids this file
+//                                     declares (default NMC_DEFAULT_CONSTANT_ID, 100): the network's shape (GpuModel::shape). Set them when
+//                                     the pipeline is created and every loop of the network has a fixed trip count:
+//                                     the driver unrolls it and keeps each layer's vectors in registers. Left at 0,
+//                                     the shape is read from the buffer (any pack; much slower). A buffer of another
+//                                     shape than the constants decodes to NaN.
 // and call nmc_decode_texel(u, v, mip, channels): the pack's C channel values at (u, v) of mip `mip`, exactly the
 // values of the CPU reference decoder's portable kernel (every float32 and binary16 rounding the spec's), or
 // nmc_decode_trilinear(u, v, lod, channels) between mips (lod from nmc_level_of_detail(dFdx(uv), dFdy(uv))); then
@@ -11,9 +17,13 @@
 // buffer (runtime/vulkan/gpu_model.h builds it; layout in model_layout.h) is read-only storage, one per pack.
 //
 // Every arithmetic result below is `precise` (SPIR-V NoContraction): spec 2 forbids fusing a multiply and an add
-// that it writes as two operations, and the roundings done with float32 steps rely on each being exact IEEE.
+// that it writes as two operations, and the roundings done with float32 steps rely on each being exact IEEE. The one
+// fused operation, fma(w, x, acc) in the layers' sums, is exact as the spec's multiply and add: a product of an E4M3
+// input and an E4M3 or Int8 weight has at most 12 significant bits, so float32 holds it without rounding.
 #ifndef NMC_DECODE_GLSL
 #define NMC_DECODE_GLSL
+
+#extension GL_EXT_control_flow_attributes : require
 
 #include "model_layout.h"
 
@@ -26,16 +36,85 @@
 #ifndef NMC_MAX_WIDTH
 #define NMC_MAX_WIDTH 256
 #endif
+#ifndef NMC_CONSTANT_ID
+#define NMC_CONSTANT_ID NMC_DEFAULT_CONSTANT_ID
+#endif
 
 layout(std430, set = NMC_MODEL_SET, binding = NMC_MODEL_BINDING) readonly restrict buffer NmcModelBuffer {
     uint nmc_model[];
 };
+// The same buffer read four words at a time (the layers' weight quads).
+layout(std430, set = NMC_MODEL_SET, binding = NMC_MODEL_BINDING) readonly restrict buffer NmcModelQuads {
+    vec4 nmc_model_quads[];
+};
+
+// The network's shape (model_layout.h, NMC_SHAPE_CONSTANTS): the layer count, then the widths between layers.
+layout(constant_id = NMC_CONSTANT_ID) const uint nmc_shape_layers = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 1) const uint nmc_shape_width0 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 2) const uint nmc_shape_width1 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 3) const uint nmc_shape_width2 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 4) const uint nmc_shape_width3 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 5) const uint nmc_shape_width4 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 6) const uint nmc_shape_width5 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 7) const uint nmc_shape_width6 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 8) const uint nmc_shape_width7 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 9) const uint nmc_shape_width8 = 0u;
+layout(constant_id = NMC_CONSTANT_ID + 10) const uint nmc_shape_features = 0u;
 
 uint nmc_word(uint i) {
     return nmc_model[i];
 }
 float nmc_float(uint i) {
     return uintBitsToFloat(nmc_model[i]);
+}
+
+// The network's layer count L.
+uint nmc_layer_count() {
+    return nmc_shape_layers != 0u ? nmc_shape_layers : nmc_word(NMC_HEADER_LAYER_COUNT);
+}
+
+// The latent feature count F.
+uint nmc_feature_count() {
+    return nmc_shape_layers != 0u ? nmc_shape_features : nmc_word(NMC_HEADER_FEATURE_COUNT);
+}
+
+// Width l of the network: layer l's input width for l < L, the last layer's output width (C) for l = L.
+uint nmc_width(uint l) {
+    if (nmc_shape_layers == 0u) {
+        const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
+        return l < layers ? nmc_word(NMC_HEADER_LAYERS + l * NMC_LAYER_WORDS + NMC_LAYER_INPUT_WIDTH)
+                          : nmc_word(NMC_HEADER_LAYERS + (layers - 1u) * NMC_LAYER_WORDS + NMC_LAYER_OUTPUT_WIDTH);
+    }
+    switch (l) {
+        case 0u: return nmc_shape_width0;
+        case 1u: return nmc_shape_width1;
+        case 2u: return nmc_shape_width2;
+        case 3u: return nmc_shape_width3;
+        case 4u: return nmc_shape_width4;
+        case 5u: return nmc_shape_width5;
+        case 6u: return nmc_shape_width6;
+        case 7u: return nmc_shape_width7;
+        default: return nmc_shape_width8;
+    }
+}
+
+// Whether the buffer is one this shader decodes: its layout version, a widest layer within NMC_MAX_WIDTH, and the
+// shape of the specialization constants where they are set.
+bool nmc_model_matches() {
+    if (nmc_word(NMC_HEADER_LAYOUT_VERSION) != NMC_MODEL_LAYOUT_VERSION ||
+        nmc_word(NMC_HEADER_MAX_WIDTH) > uint(NMC_MAX_WIDTH))
+        return false;
+    if (nmc_shape_layers == 0u) return true;
+    if (nmc_word(NMC_HEADER_LAYER_COUNT) != nmc_shape_layers ||
+        nmc_word(NMC_HEADER_FEATURE_COUNT) != nmc_shape_features)
+        return false;
+    bool same = true;
+    [[unroll]] for (uint l = 0u; l < nmc_shape_layers; ++l) {
+        const uint layer = NMC_HEADER_LAYERS + l * NMC_LAYER_WORDS;
+        same = same && nmc_word(layer + NMC_LAYER_INPUT_WIDTH) == nmc_width(l) &&
+               nmc_word(layer + NMC_LAYER_OUTPUT_WIDTH) == nmc_width(l + 1u);
+    }
+    return same;
 }
 
 // min and max as the reference decoder computes them (the second operand when the two compare equal).
@@ -120,12 +199,13 @@ uint nmc_code(uint codes, uint per_word_log2, uint bits, uint i) {
 }
 
 // A layer's input or output vector, and the one before it (8.5-8.6).
-float nmc_vectors[2][NMC_MAX_WIDTH];
+// Four values a vec4 (value i at [i / 4][i % 4]), so that the layers' sums read their inputs four at a time.
+vec4 nmc_vectors[2][(NMC_MAX_WIDTH + 3) / 4];
 
 // Where nmc_layer0_input puts input i of layer 0 (already rounded to E4M3); a shader that keeps layer inputs elsewhere
 // (decode_mip_coopmat.comp: shared memory) defines it before including this file.
 #ifndef NMC_STORE_INPUT
-#define NMC_STORE_INPUT(i, value) nmc_vectors[0][i] = (value)
+#define NMC_STORE_INPUT(i, value) nmc_vectors[0][(i) >> 2][(i) & 3u] = (value)
 #endif
 
 // spec 8.2-8.3 for level k at (u, v): the F sampled features, rounded to E4M3 (8.6), as layer 0's inputs first ..
@@ -139,7 +219,7 @@ vec2 nmc_sample_level(uint k, float u, float v, uint first) {
     const uint codes = nmc_word(level + NMC_LEVEL_CODES);
     const uint values = nmc_word(level + NMC_LEVEL_VALUES);
     const uint mode = nmc_word(NMC_HEADER_ADDRESS_MODE);
-    const uint features = nmc_word(NMC_HEADER_FEATURE_COUNT);
+    const uint features = nmc_feature_count();
     const bool binary16 = nmc_word(NMC_HEADER_ARITHMETIC) == NMC_ARITHMETIC_BINARY16;
 
     // 8.2: px = u * w_k - 0.5, py = v * h_k - 0.5; x0 = floor(px), fx = px - x0.
@@ -170,7 +250,7 @@ vec2 nmc_sample_level(uint k, float u, float v, uint first) {
     const uint tb = (uint(ya) * uint(width) + uint(xb)) * features;
     const uint tc = (uint(yb) * uint(width) + uint(xa)) * features;
     const uint td = (uint(yb) * uint(width) + uint(xb)) * features;
-    for (uint j = 0u; j < features; ++j) {
+    [[unroll]] for (uint j = 0u; j < features; ++j) {
         const float a = nmc_float(values + nmc_code(codes, per_word_log2, bits, ta + j));
         const float b = nmc_float(values + nmc_code(codes, per_word_log2, bits, tb + j));
         const float c = nmc_float(values + nmc_code(codes, per_word_log2, bits, tc + j));
@@ -195,14 +275,14 @@ bool nmc_binary16() {
 // spec 8.1-8.6: layer 0's input x' (rounded to E4M3) of query (u, v, mip), inputs 0 .. input_width-1 stored with
 // NMC_STORE_INPUT (by default into nmc_vectors[0]).
 void nmc_layer0_input(float u, float v, uint mip) {
-    const uint features = nmc_word(NMC_HEADER_FEATURE_COUNT);
+    const uint features = nmc_feature_count();
     const uint levels = nmc_word(NMC_HEADER_LEVEL_COUNT);
     // 8.1: k0 = min(m, K - 2), k1 = k0 + 1. 8.5: x = features of k0, features of k1, the positional encoding of
     // k0's position (8.4), the LOD input m * 0.25, zeros; 8.6: each rounded to E4M3.
     const uint k0 = min(mip, levels - 2u);
     const vec2 position = nmc_sample_level(k0, u, v, 0u);
     nmc_sample_level(k0 + 1u, u, v, features);
-    for (uint o = 0u; o < 3u; ++o) {
+    [[unroll]] for (uint o = 0u; o < 3u; ++o) {
         const float s = float(1u << o);
         precise float px = position.x * s;
         precise float py = position.y * s;
@@ -215,8 +295,8 @@ void nmc_layer0_input(float u, float v, uint mip) {
     }
     precise float lod = float(mip) * 0.25;
     NMC_STORE_INPUT(2u * features + 12u, nmc_round_fp8(lod));
-    const uint input_width = nmc_word(NMC_HEADER_LAYERS + NMC_LAYER_INPUT_WIDTH);
-    for (uint i = 2u * features + 13u; i < input_width; ++i) NMC_STORE_INPUT(i, 0.0);
+    const uint input_width = nmc_width(0u);
+    [[unroll]] for (uint i = 2u * features + 13u; i < input_width; ++i) NMC_STORE_INPUT(i, 0.0);
 }
 
 // A layer's per-output constants and the activation's arithmetic, read from the model buffer once per layer rather than
@@ -234,10 +314,15 @@ NmcLayer nmc_layer(uint layer) {
                     nmc_float(binary16 ? NMC_HEADER_ONE_THIRD_BINARY16 : NMC_HEADER_ONE_THIRD_FLOAT32));
 }
 
-// spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add) for output n.
-float nmc_layer_output(NmcLayer layer, uint n, float acc) {
-    precise float y = acc * nmc_float(layer.scales + n) + nmc_float(layer.biases + n);
+// spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add).
+float nmc_scale_and_bias(float acc, float scale, float bias) {
+    precise float y = acc * scale + bias;
     return y;
+}
+
+// The same for output n of a layer, its scale and bias read from the model buffer.
+float nmc_layer_output(NmcLayer layer, uint n, float acc) {
+    return nmc_scale_and_bias(acc, nmc_float(layer.scales + n), nmc_float(layer.biases + n));
 }
 
 // spec 8.6: a hidden layer's output y activated and rounded to E4M3, the next layer's input.
@@ -258,43 +343,49 @@ float nmc_output_transform(float o, uint c) {
 // spec 8.1-8.7: the C pack-channel values of query (u, v, mip) into channels[0 .. C-1]. mip must be below the
 // pack's mip count and |u|, |v| at most 65536.
 void nmc_decode_texel(float u, float v, uint mip, out float channels[16]) {
-    // A buffer of another layout, or a pack wider than this shader's NMC_MAX_WIDTH, decodes to NaN, not out of bounds.
-    if (nmc_word(NMC_HEADER_LAYOUT_VERSION) != NMC_MODEL_LAYOUT_VERSION ||
-        nmc_word(NMC_HEADER_MAX_WIDTH) > uint(NMC_MAX_WIDTH)) {
+    // A buffer of another layout or shape, or a pack wider than NMC_MAX_WIDTH, decodes to NaN, not out of bounds.
+    if (!nmc_model_matches()) {
         for (uint c = 0u; c < 16u; ++c) channels[c] = uintBitsToFloat(0x7FC00000u);
         return;
     }
     nmc_layer0_input(u, v, mip);
-    const uint layers = nmc_word(NMC_HEADER_LAYER_COUNT);
-    for (uint l = 0u; l < layers; ++l) {
+    const uint layers = nmc_layer_count();
+    [[unroll]] for (uint l = 0u; l < layers; ++l) {
         const uint layer = NMC_HEADER_LAYERS + l * NMC_LAYER_WORDS;
-        const uint inputs = nmc_word(layer + NMC_LAYER_INPUT_WIDTH);
-        const uint outputs = nmc_word(layer + NMC_LAYER_OUTPUT_WIDTH);
-        const uint weights = nmc_word(layer + NMC_LAYER_WEIGHTS);
+        const uint inputs = nmc_width(l);
+        const uint outputs = nmc_width(l + 1u);
+        const uint quads = nmc_word(layer + NMC_LAYER_WEIGHT_QUADS) >> 2;
         const NmcLayer constants = nmc_layer(layer);
         const uint from = l & 1u;
-        // Four outputs at a time, so that each input is read once for four products; each output's sum still runs
-        // in input order: acc[n] = sum over i of W[n][i] * x'[i] (float32).
-        for (uint n0 = 0u; n0 < outputs; n0 += 4u) {
-            const uint rows = min(4u, outputs - n0);
+        // Four outputs at a time, one vec4 of weights per input; each output's sum runs in input order:
+        // acc[n] = sum over i of W[n][i] * x'[i] (float32). The inputs come four at a time, then the last I mod 4. The
+        // loops over outputs stay loops: unrolled, a layer is thousands of instructions, and decoding then waits on
+        // instruction fetches (measured on the H200: docs/benchmarks.md).
+        const uint groups = inputs >> 2;
+        for (uint q = 0u; q < (outputs + 3u) / 4u; ++q) {
+            const uint w = quads + q * inputs;
             precise vec4 acc = vec4(0.0);
-            for (uint i = 0u; i < inputs; ++i) {
-                const float x = nmc_vectors[from][i];
-                const uint w = weights + n0 * inputs + i;
-                precise vec4 products = vec4(nmc_float(w), rows > 1u ? nmc_float(w + inputs) : 0.0,
-                                             rows > 2u ? nmc_float(w + 2u * inputs) : 0.0,
-                                             rows > 3u ? nmc_float(w + 3u * inputs) : 0.0) * x;
-                acc = acc + products;
+            for (uint g = 0u; g < groups; ++g) {
+                const vec4 x = nmc_vectors[from][g];
+                acc = fma(nmc_model_quads[w + 4u * g], vec4(x.x), acc);
+                acc = fma(nmc_model_quads[w + 4u * g + 1u], vec4(x.y), acc);
+                acc = fma(nmc_model_quads[w + 4u * g + 2u], vec4(x.z), acc);
+                acc = fma(nmc_model_quads[w + 4u * g + 3u], vec4(x.w), acc);
             }
-            for (uint k = 0u; k < rows; ++k) {
-                const uint n = n0 + k;
+            [[unroll]] for (uint i = 4u * groups; i < inputs; ++i)
+                acc = fma(nmc_model_quads[w + i], vec4(nmc_vectors[from][i >> 2][i & 3u]), acc);
+            vec4 next = vec4(0.0);
+            [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+                const uint n = 4u * q + k;
+                if (n >= outputs) break;
                 const float y = nmc_layer_output(constants, n, acc[k]);
                 if (l + 1u < layers) {
-                    nmc_vectors[from ^ 1u][n] = nmc_hidden_activation(constants, y);
+                    next[k] = nmc_hidden_activation(constants, y);
                 } else {
                     channels[n] = nmc_output_transform(y, n);
                 }
             }
+            if (l + 1u < layers) nmc_vectors[from ^ 1u][q] = next;
         }
     }
 }
