@@ -1,5 +1,5 @@
-// nmc batch's discovery, shards, source fingerprints, the skip rule and the per-material records
-// (batch.h). The process runner is in batch_runner.cpp, the reports in batch_report.cpp.
+// nmc batch's discovery, shards, source fingerprints, the skip rule, the per-material records and the reports
+// (batch.h). The process runner is in batch_runner.cpp, the claims of batches sharing OUT in batch_claims.cpp.
 #include "batch/batch.h"
 
 #include <nlohmann/json.hpp>
@@ -300,6 +300,12 @@ Status fill_record_from_pack(const std::string& pack_path, MaterialRecord& r) {
 
 namespace {
 
+// What a record file holds now, to notice another batch rewriting it; empty when there is none.
+std::string record_digest(const BatchMaterial& material) {
+    auto bytes = read_file(record_path(material), kMaxJsonBytes);
+    return bytes.ok() ? Sha256::hex_digest(bytes->data(), bytes->size()) : std::string();
+}
+
 // Part (3) of the skip rule: the pack's own record of its sources agrees with the files now on disk.
 std::string pack_source_mismatch(const std::string& pack_path, const std::vector<SourceFile>& sources) {
     auto pack = read_pack_file(pack_path);
@@ -324,6 +330,7 @@ std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, co
     for (const BatchMaterial& m : materials) {
         BatchJob job;
         job.material = m;
+        job.record_digest = record_digest(m);
         auto sources = hash_sources(m);
         if (!sources.ok()) {
             job.hash_error = sources.status().to_string();
@@ -360,6 +367,17 @@ std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, co
         plan.push_back(std::move(job));
     }
     return plan;
+}
+
+std::optional<MaterialRecord> recorded_elsewhere(const BatchJob& job, const BatchSettings& settings) {
+    if (job.fingerprint.empty() || record_digest(job.material) == job.record_digest) return std::nullopt;
+    auto record = read_record(record_path(job.material));
+    if (!record.ok() || record->fingerprint != job.fingerprint) return std::nullopt;
+    if (record->status == "failed") return std::move(*record);
+    BatchJob now = std::move(plan_batch({job.material}, settings, false).front());
+    if (now.action != BatchAction::skip) return std::nullopt;
+    now.existing.status = "skipped";
+    return std::move(now.existing);
 }
 
 std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan) {

@@ -1,10 +1,12 @@
 // nmc batch: compress a whole asset tree. Discovery (which folders and manifests are materials), the job plan
-// (output paths, source fingerprints, the skip rule, shards), running `nmc compress` child processes, and
-// the per-material records and reports merged from them. Never prints; reports through callbacks.
+// (output paths, source fingerprints, the skip rule, shards), running `nmc compress` child processes (one material at
+// a time claimed, so batches can share an output tree), and the per-material records and reports merged from them.
+// Never prints; reports through callbacks.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,6 +115,7 @@ struct BatchJob {
     std::vector<SourceFile> sources;
     std::string hash_error;    // the hashing failure, if any
     MaterialRecord existing;   // skip: the record the pack was made with, refreshed from the pack
+    std::string record_digest;  // SHA-256 of the record file as planned; empty when there was none
 };
 
 // The skip rule: a material is skipped when (1) its pack reads back valid, (2) its record exists with status
@@ -121,9 +124,16 @@ struct BatchJob {
 std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, const BatchSettings& settings,
                                  bool force);
 
+// For a job this batch has just claimed (batch_claims.h): the result another batch recorded for the material since the
+// plan was made (its record changed) with the same fingerprint, which this batch takes instead of compressing again:
+// the record as it is when it says "failed", with status "skipped" when the skip rule now holds. nullopt: compress.
+std::optional<MaterialRecord> recorded_elsewhere(const BatchJob& job, const BatchSettings& settings);
+
 // How the jobs run: each one is a child process `nmc compress INPUT -o PACK --force --json -q ...` (a crash,
 // a corrupt image or a kill of one material cannot take the batch down, and Compressor's process-wide
 // LibTorch state is never shared between jobs). Children die with the batch (Linux: PR_SET_PDEATHSIG).
+// Batches share an output tree by claiming each material before compressing it (batch_claims.h): a material another
+// live batch holds waits until it is released, and is then taken as that batch left it (recorded_elsewhere).
 struct BatchRunOptions {
     std::string nmc_executable;          // the nmc binary to run (the CLI passes its own)
     BatchSettings settings;              // passed to every child as flags
@@ -131,13 +141,15 @@ struct BatchRunOptions {
     std::vector<std::string> devices;    // empty: cpu; else job slot k runs on devices[k % size]
     int threads_per_job = 0;             // OMP_NUM_THREADS / MKL_NUM_THREADS of each child; 0: inherited
                                          // (children also get OMP_WAIT_POLICY=PASSIVE unless it is set)
-    std::string temp_dir;                // where children's stdout and stderr go while they run
+    std::string work_dir;                // OUT/.nmc-batch: this batch's folder <host>-<pid> in it holds the children's
+                                         // stdout and stderr while they run; stale folders of others are removed
 };
 
 struct BatchEvent {
-    // tick: a few times a second while children run (for progress bars and noticing Ctrl-C).
-    enum class Kind { started, finished, tick } kind = Kind::started;
-    const BatchJob* job = nullptr;           // started and finished only
+    // tick: a few times a second while children run (for progress bars and noticing Ctrl-C); waiting: once per
+    // job, when another live batch holds the material (it is asked for again later).
+    enum class Kind { started, finished, waiting, tick } kind = Kind::started;
+    const BatchJob* job = nullptr;           // started, finished and waiting
     const MaterialRecord* record = nullptr;  // finished only
     int done = 0;                            // finished jobs (compressed or failed) so far
     int total = 0;                           // jobs with action compress
@@ -149,8 +161,8 @@ struct BatchEvent {
 using BatchCallback = std::function<bool(const BatchEvent&)>;
 
 // Runs the compress jobs of `plan` and writes each one's record. `records` gets one record per job of the plan
-// (skipped jobs: their existing record with status "skipped"; jobs not run because of cancellation:
-// "pending"), also when the run was cancelled. Status: cancelled when the callback cancelled; io_error when
+// (skipped jobs: their existing record with status "skipped"; jobs another batch finished meanwhile: see
+// recorded_elsewhere; jobs not run because of cancellation: "pending"), also when the run was cancelled. Status: cancelled when the callback cancelled; io_error when
 // a child could not be started. A material's failure is in its record, not in the Status.
 Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& options, const BatchCallback& callback,
                  std::vector<MaterialRecord>& records);

@@ -1,5 +1,5 @@
-// nmc batch's job runner: one `nmc compress` child process per material, at most `jobs` at once, each with its
-// share of the CPU threads or its own GPU; records written after each child's pack (batch.h).
+// nmc batch's job runner: one `nmc compress` child process per claimed material, at most `jobs` at once, each with
+// its share of the CPU threads or its own GPU; records written after each child's pack (batch.h).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,11 +17,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "batch/batch.h"
+#include "batch/batch_claims.h"
 #include "core/file_io.h"
 
 extern char** environ;
@@ -184,28 +186,40 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
 }
 
 // Temporary files of an earlier writer of this pack that was killed before its rename (core/file_io.h names
-// them PACK.tmp-PID-N). Each material belongs to one shard and one job, so no live writer owns them.
+// them PACK.tmp-PID-N), and stale claims a killed batch had moved aside (batch_claims.cpp). Called by the batch that
+// holds the material's claim, so no live writer owns them.
 void remove_stale_temporaries(const std::string& output) {
     const fs::path out(output);
-    const std::string pack_prefix = out.filename().string() + ".tmp-";
-    const std::string record_prefix = out.filename().string() + ".state.json.tmp-";
+    const std::string prefixes[] = {out.filename().string() + ".tmp-", out.filename().string() + ".state.json.tmp-",
+                                    fs::path(claim_path(output)).filename().string() + ".stale-"};
     std::error_code ec;
     std::vector<fs::path> stale;
     for (fs::directory_iterator it(out.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (name.rfind(pack_prefix, 0) == 0 || name.rfind(record_prefix, 0) == 0) stale.push_back(it->path());
+        for (const std::string& prefix : prefixes)
+            if (name.rfind(prefix, 0) == 0) stale.push_back(it->path());
     }
     for (const fs::path& p : stale) fs::remove(p, ec);
 }
+
+// A material that another live batch holds, asked for again after a while.
+struct Waiting {
+    size_t job = 0;
+    Clock::time_point retry;
+};
+constexpr std::chrono::seconds kClaimRetry{1};
 
 }  // namespace
 
 Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& options, const BatchCallback& callback,
                  std::vector<MaterialRecord>& records) {
     if (options.jobs < 1) return Status(StatusCode::invalid_argument, "jobs must be at least 1");
+    const BatchOwner me = this_batch();
+    remove_stale_batch_folders(options.work_dir, me);
+    const std::string folder = (fs::path(options.work_dir) / me.folder_name()).string();
     std::error_code ec;
-    fs::create_directories(options.temp_dir, ec);
-    if (ec) return Status(StatusCode::io_error, options.temp_dir + ": cannot create: " + ec.message());
+    fs::create_directories(folder, ec);
+    if (ec) return Status(StatusCode::io_error, folder + ": cannot create: " + ec.message());
 
     records.assign(plan.size(), MaterialRecord{});
     std::vector<size_t> queue;
@@ -225,6 +239,7 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
 
     const auto start = Clock::now();
     auto last_tick = start;
+    auto last_heartbeat = start;
     BatchEvent event;
     event.total = static_cast<int>(queue.size());
     const auto notify = [&](BatchEvent::Kind kind, size_t job, const MaterialRecord* record) {
@@ -237,39 +252,78 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
     };
 
     std::vector<Running> running;
+    std::vector<Waiting> waiting;
+    std::vector<bool> announced(plan.size(), false);  // a waiting event was sent
     std::vector<bool> slot_busy(static_cast<size_t>(options.jobs), false);
     std::vector<size_t> slot_of(plan.size(), 0);
     size_t next = 0;
     bool cancelled = false;
     Status spawn_failure;
+    // The next job to start: the plan's order, then the waiting ones whose time to ask again has come.
+    const auto next_job = [&]() -> std::optional<size_t> {
+        if (next < queue.size()) return queue[next++];
+        const auto due =
+            std::find_if(waiting.begin(), waiting.end(), [](const Waiting& w) { return w.retry <= Clock::now(); });
+        if (due == waiting.end()) return std::nullopt;
+        const size_t job = due->job;
+        waiting.erase(due);
+        return job;
+    };
+    // A job that ends without a child of this batch: its record is final (written when `store`), and the claim is
+    // released if this batch holds it.
+    const auto finish_without_child = [&](size_t job, bool store) {
+        ++event.done;
+        if (store) (void)write_record(record_path(plan[job].material), records[job]);
+        release_claim(plan[job].material.output, me);
+        if (!notify(BatchEvent::Kind::finished, job, &records[job])) cancelled = true;
+    };
     while (true) {
-        while (!cancelled && spawn_failure.ok() && next < queue.size() &&
-               running.size() < static_cast<size_t>(options.jobs)) {
-            const size_t job = queue[next++];
+        while (!cancelled && spawn_failure.ok() && running.size() < static_cast<size_t>(options.jobs)) {
+            const std::optional<size_t> picked = next_job();
+            if (!picked) break;
+            const size_t job = *picked;
             const BatchJob& j = plan[job];
+            fs::create_directories(fs::path(j.material.output).parent_path(), ec);
+            const Result<bool> claimed = claim_material(j.material.output, options.work_dir, me);
+            if (!claimed.ok()) {  // an unwritable OUT: fails like a child that could not write
+                records[job].status = "failed";
+                records[job].error = claimed.status().to_string();
+                records[job].exit_code = 3;
+                finish_without_child(job, false);
+                continue;
+            }
+            if (!*claimed) {
+                waiting.push_back({job, Clock::now() + kClaimRetry});
+                if (!announced[job] && !notify(BatchEvent::Kind::waiting, job, nullptr)) cancelled = true;
+                announced[job] = true;
+                continue;
+            }
+            if (std::optional<MaterialRecord> done = recorded_elsewhere(j, options.settings)) {
+                records[job] = std::move(*done);
+                finish_without_child(job, false);
+                continue;
+            }
             if (j.fingerprint.empty()) {  // sources unreadable: fails without a child
                 records[job].status = "failed";
                 records[job].error = j.hash_error;
                 records[job].exit_code = 3;
-                ++event.done;
-                (void)write_record(record_path(j.material), records[job]);
-                if (!notify(BatchEvent::Kind::finished, job, &records[job])) cancelled = true;
+                finish_without_child(job, true);
                 continue;
             }
             const size_t slot = static_cast<size_t>(std::find(slot_busy.begin(), slot_busy.end(), false) -
                                                     slot_busy.begin());
             const std::string device =
                 options.devices.empty() ? "cpu" : options.devices[slot % options.devices.size()];
-            fs::create_directories(fs::path(j.material.output).parent_path(), ec);
             remove_stale_temporaries(j.material.output);
             Running r;
             r.job = job;
             r.start = Clock::now();
-            r.out_path = (fs::path(options.temp_dir) / ("job-" + std::to_string(job) + ".out")).string();
-            r.err_path = (fs::path(options.temp_dir) / ("job-" + std::to_string(job) + ".err")).string();
+            r.out_path = (fs::path(folder) / ("job-" + std::to_string(job) + ".out")).string();
+            r.err_path = (fs::path(folder) / ("job-" + std::to_string(job) + ".err")).string();
             auto pid = spawn(child_arguments(j, options, device), child_environment(std::max(0, options.threads_per_job)),
                              r.out_path, r.err_path);
             if (!pid.ok()) {
+                release_claim(j.material.output, me);
                 spawn_failure = pid.status();
                 break;
             }
@@ -279,7 +333,7 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
             running.push_back(r);
             if (!notify(BatchEvent::Kind::started, job, nullptr)) cancelled = true;
         }
-        if (running.empty() && (cancelled || !spawn_failure.ok() || next >= queue.size())) break;
+        if (running.empty() && (cancelled || !spawn_failure.ok() || (next >= queue.size() && waiting.empty()))) break;
         if (cancelled)
             for (const Running& r : running) ::kill(r.pid, SIGINT);
 
@@ -299,15 +353,24 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
             std::remove(r.out_path.c_str());
             std::remove(r.err_path.c_str());
             // A child we interrupted wrote nothing: the material stays pending, its old record stands.
-            if (cancelled && rec.status == "failed") continue;
+            if (cancelled && rec.status == "failed") {
+                release_claim(plan[r.job].material.output, me);
+                continue;
+            }
             records[r.job] = std::move(rec);
             const Status stored = write_record(record_path(plan[r.job].material), records[r.job]);
             if (!stored.ok() && records[r.job].status == "ok") {
                 records[r.job].status = "failed";
                 records[r.job].error = "cannot write the record: " + stored.to_string();
             }
+            // After the record: a batch waiting for the material finds what this one made.
+            release_claim(plan[r.job].material.output, me);
             ++event.done;
             if (!notify(BatchEvent::Kind::finished, r.job, &records[r.job])) cancelled = true;
+        }
+        if (Clock::now() - last_heartbeat > kBatchHeartbeat) {
+            last_heartbeat = Clock::now();
+            refresh_batch_folder(folder);
         }
         if (!reaped) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -321,7 +384,7 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
             }
         }
     }
-    fs::remove(options.temp_dir, ec);  // only when empty
+    fs::remove_all(folder, ec);
     if (!spawn_failure.ok()) return spawn_failure;
     if (cancelled) return Status(StatusCode::cancelled, "interrupted");
     return Status::success();

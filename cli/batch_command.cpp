@@ -168,25 +168,26 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     run.devices = *devices;
     // One job keeps LibTorch's own choice (or the user's OMP_NUM_THREADS); N jobs share the cores.
     run.threads_per_job = jobs > 1 ? std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs) : 0;
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    run.temp_dir = (std::filesystem::path(o.output) / ".nmc-batch" /
-                    (std::string(host) + "-" + std::to_string(::getpid())))
-                       .string();
+    run.work_dir = (std::filesystem::path(o.output) / ".nmc-batch").string();
 
     const bool tty = verbosity > 0 && isatty(fileno(stderr));
     std::string current;
     InterruptScope interrupt_scope;
     const auto progress = [&](const BatchEvent& e) {
         if (e.kind == BatchEvent::Kind::started) current = e.job->material.relative;
+        if (e.kind == BatchEvent::Kind::waiting && verbosity > 0) {
+            if (tty) std::fprintf(stderr, "\r\033[K");
+            std::fprintf(stderr, "batch waiting %s: another batch is compressing it\n",
+                         e.job->material.relative.c_str());
+        }
         if (e.kind == BatchEvent::Kind::finished && verbosity > 0) {
             const MaterialRecord& r = *e.record;
             if (tty) std::fprintf(stderr, "\r\033[K");
             if (r.status == "failed")
                 std::fprintf(stderr, "nmc: warning: %s failed: %s\n", r.relative.c_str(), r.error.c_str());
             else if (!tty)
-                std::fprintf(stderr, "batch %d/%d ok %s %.1f s %.3f bpt\n", e.done, e.total, r.relative.c_str(),
-                             r.seconds, r.bits_per_texel);
+                std::fprintf(stderr, "batch %d/%d %s %s %.1f s %.3f bpt\n", e.done, e.total, r.status.c_str(),
+                             r.relative.c_str(), r.seconds, r.bits_per_texel);
         }
         if (tty) {
             std::fprintf(stderr, "\r\033[K[%d/%d] elapsed %s ETA %s  %s", e.done, e.total,

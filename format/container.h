@@ -22,6 +22,8 @@ constexpr uint64_t kMaxFileSize = uint64_t{4} << 30;
 constexpr uint64_t kMaxSectionRawSize = uint64_t{1} << 30;
 constexpr uint64_t kMaxCompressionRatio = 64;
 constexpr uint64_t kMaxMetadataSize = uint64_t{1} << 20;  // META raw size
+constexpr size_t kMaxMetadataMembers = 64;                // members of one META object
+constexpr size_t kMaxMetadataDepth = 16;                  // nesting of META's objects and arrays (the top level is 1)
 constexpr uint8_t kMagic[8] = {0x89, 'N', 'M', 'C', 0x0D, 0x0A, 0x1A, 0x0A};
 
 enum class Compression { none = 0, zstd = 1 };

@@ -26,8 +26,10 @@ struct Metadata {
 Result<std::string> metadata_to_json(const Pack& pack);
 
 // Parses META bytes: exactly one JSON text in valid UTF-8 (no byte order mark, no NUL byte, only whitespace after
-// it), required keys present, every value of the right type (spec 5).
-// Fails with corrupt (or limit_exceeded for integers that do not fit 32 bits); messages name the key path.
+// it) within the limits of spec 9 (size, members per object, nesting), required keys present, every value of the
+// right type (spec 5). Time linear in the size.
+// Fails with corrupt (or limit_exceeded beyond spec 9 and for integers that do not fit 32 bits); messages name the key
+// path.
 // Does not check value ranges: call check_metadata next.
 Result<Metadata> metadata_from_json(const uint8_t* data, size_t size);
 

@@ -118,9 +118,10 @@ Result<std::vector<uint8_t>> write_pack(const Pack& pack, const WriteOptions& op
 
     Result<std::string> json = metadata_to_json(pack);
     if (!json.ok()) return json.status();
-    if (json->size() > kMaxMetadataSize)
-        return Status(StatusCode::limit_exceeded, "cannot write pack: metadata is " + std::to_string(json->size()) +
-                                                      " bytes, the limit is " + std::to_string(kMaxMetadataSize));
+    // The reader's checks of the text itself (spec 9: its size, members per object, nesting), which the rules on the
+    // Pack do not see.
+    const Result<Metadata> reread = metadata_from_json(reinterpret_cast<const uint8_t*>(json->data()), json->size());
+    if (!reread.ok()) return Status(reread.status().code(), "cannot write pack: " + reread.status().message());
     std::vector<SectionPayload> sections(3);
     sections[0] = {"META", true, std::vector<uint8_t>(json->begin(), json->end())};
     sections[1] = {"LATN", true, pack_latents(pack.latents)};

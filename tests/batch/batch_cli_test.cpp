@@ -1,6 +1,7 @@
 // Runs `nmc batch` (NMC_BINARY) end to end on trees of 16x16 materials written by the test: nested folders,
 // a broken material (exit 9, the rest done), up-to-date packs skipped, --force, --dry-run, a kill -9 in the
-// middle and a restart, sharding N = 1..5, and the report's numbers against `nmc inspect --json`.
+// middle and a restart, stale working folders and claims of dead batches, two batches sharing one tree, sharding
+// N = 1..5, and the report's numbers against `nmc inspect --json`.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +14,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -237,8 +240,144 @@ TEST(BatchCli, ResumesAfterKill) {
             EXPECT_EQ(rows.at(n)["status"], "ok") << n;
         }
     }
-    for (const std::string& f : files_under(out))
+    // Nothing of the killed batch is left: its temporary files, its claim on the material it was compressing (taken
+    // over, or this run would have waited for it) and its working folder (the bug: one folder per kill stayed).
+    for (const std::string& f : files_under(out)) {
         EXPECT_EQ(f.find(".tmp-"), std::string::npos) << "temporary file left behind: " << f;
+        EXPECT_EQ(f.find(".claim"), std::string::npos) << "claim left behind: " << f;
+        EXPECT_EQ(f.find(".nmc-batch/"), std::string::npos) << "working folder left behind: " << f;
+    }
+}
+
+std::string host_name() {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return host;
+}
+
+// The pid of a process that has exited.
+pid_t dead_pid() {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    ::waitpid(pid, nullptr, 0);
+    return pid;
+}
+
+// What a batch killed with kill -9, or a host that went down, leaves in OUT: a working folder .nmc-batch/<host>-<pid>
+// with its children's job-N.out and .err, and the claims of the materials it was compressing. The next run removes
+// the folders of batches that are gone (a pid that no longer runs on this host; on another host, a folder not
+// refreshed for 10 minutes), keeps those of live batches and what it cannot read as <host>-<pid>, and takes over the
+// claims of batches that are gone.
+TEST(BatchCli, StaleBatchFoldersAndClaimsAreCleanedUp) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out"), work = out + "/.nmc-batch/";
+    write_material(root + "/m", "m", 1);
+    const std::string dead = std::to_string(dead_pid());
+    const std::map<std::string, bool> kept = {
+        {host_name() + "-" + dead, false},
+        {host_name() + "-" + std::to_string(::getpid()), true},  // this test: alive
+        {"render-node-7", true},                                 // another host, refreshed now
+        {"render-node-8", false},                                // another host, an hour ago
+        {"notes", true},
+    };
+    for (const auto& [name, keep] : kept) {
+        fs::create_directories(work + name);
+        std::ofstream(work + name + "/job-0.out") << "{}";
+    }
+    fs::last_write_time(work + "render-node-8", fs::file_time_type::clock::now() - std::chrono::hours(1));
+    std::ofstream(out + "/m.nmc.claim") << R"({"host":")" << host_name() << R"(","pid":)" << dead << "}\n";
+
+    const CommandResult r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(report_rows(out)["m"]["status"], "ok");
+    EXPECT_FALSE(fs::exists(out + "/m.nmc.claim"));
+    for (const auto& [name, keep] : kept) EXPECT_EQ(fs::exists(work + name), keep) << name;
+}
+
+// What a batch does with a material it claimed after another batch held it: it takes the other batch's result when
+// the record changed since the plan and has the plan's fingerprint (a failure is not tried again; a pack is
+// "skipped" when the skip rule holds), and compresses otherwise.
+TEST(BatchClaims, RecordedElsewhereIsTakenAsTheOtherBatchLeftIt) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/m", "m", 1);
+    nmc::BatchSettings settings;  // those of fast_batch, as `nmc batch` fingerprints them
+    settings.quality = "fast";
+    settings.steps = 20;
+    settings.bpp = 600;
+    const std::string version = run_nmc("--version", dir.path()).out;  // "nmc 0.1.0 (format ...)"
+    settings.tool = version.substr(0, version.find(' ', 4));
+    auto materials = nmc::discover_materials(root, out);
+    ASSERT_TRUE(materials.ok() && materials->size() == 1u);
+    const nmc::BatchJob job = nmc::plan_batch(*materials, settings, false).front();
+    ASSERT_EQ(job.action, nmc::BatchAction::compress);
+    EXPECT_FALSE(nmc::recorded_elsewhere(job, settings).has_value());  // nothing happened since the plan
+
+    nmc::MaterialRecord failed;
+    failed.relative = "m";
+    failed.status = "failed";
+    failed.error = "the other batch's error";
+    failed.fingerprint = "another fingerprint";
+    const std::string record = nmc::record_path(job.material);
+    ASSERT_TRUE(nmc::write_record(record, failed).ok());
+    EXPECT_FALSE(nmc::recorded_elsewhere(job, settings).has_value());  // made with other settings
+    failed.fingerprint = job.fingerprint;
+    ASSERT_TRUE(nmc::write_record(record, failed).ok());
+    std::optional<nmc::MaterialRecord> taken = nmc::recorded_elsewhere(job, settings);
+    ASSERT_TRUE(taken.has_value());
+    EXPECT_EQ(taken->status, "failed");
+    EXPECT_EQ(taken->error, "the other batch's error");
+
+    // The other batch made the pack: up to date, so "skipped".
+    const CommandResult r = run_nmc(fast_batch(root + " -o " + out), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    taken = nmc::recorded_elsewhere(job, settings);
+    ASSERT_TRUE(taken.has_value());
+    EXPECT_EQ(taken->status, "skipped");
+    EXPECT_GT(taken->pack_bytes, 0u);
+}
+
+// Two batches on one tree at once. The bug: both compressed everything, with no lock or warning. Each claims a
+// material before compressing it, so together they compress every material exactly once, and each reports the ones
+// the other made as "skipped". (Without -q each prints "batch 3/6 ok NAME ..." per material.)
+TEST(BatchCli, ConcurrentBatchesShareTheWork) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    std::set<std::string> all;
+    for (int i = 0; i < 6; ++i) {
+        write_material(root + "/c" + std::to_string(i), "c" + std::to_string(i), i);
+        all.insert("c" + std::to_string(i));
+    }
+    const std::string args = "batch " + root + " -o " + out + " --quality fast --steps 20 --bpp 600";
+    fs::create_directories(dir.file("first"));
+    fs::create_directories(dir.file("second"));
+    std::future<CommandResult> first = std::async(std::launch::async, [&] { return run_nmc(args, dir.file("first")); });
+    const CommandResult second = run_nmc(args, dir.file("second"));
+    const CommandResult first_result = first.get();
+    ASSERT_EQ(first_result.exit_code, 0) << first_result.out << first_result.err;
+    ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+
+    const auto compressed = [](const std::string& err) {
+        std::set<std::string> names;
+        std::istringstream lines(err);
+        std::string word, counts, status, name;
+        for (std::string line; std::getline(lines, line);) {
+            std::istringstream words(line);
+            if (words >> word >> counts >> status >> name && word == "batch" && status == "ok") names.insert(name);
+        }
+        return names;
+    };
+    const std::set<std::string> by_first = compressed(first_result.err), by_second = compressed(second.err);
+    EXPECT_FALSE(by_first.empty() || by_second.empty())
+        << "one batch did everything before the other started: the test proves nothing\n"
+        << first_result.err << second.err;
+    std::set<std::string> together = by_first;
+    for (const std::string& name : by_second) EXPECT_TRUE(together.insert(name).second) << name << " compressed twice";
+    EXPECT_EQ(together, all);
+    const std::map<std::string, Json> rows = report_rows(out);  // the report of the batch that finished last
+    ASSERT_EQ(rows.size(), all.size());
+    for (const auto& [name, row] : rows) EXPECT_TRUE(row["status"] == "ok" || row["status"] == "skipped") << row.dump();
+    for (const std::string& f : files_under(out)) EXPECT_EQ(f.find(".claim"), std::string::npos) << f;
 }
 
 TEST(BatchCli, ShardsCoverEveryMaterialOnce) {

@@ -425,6 +425,72 @@ TEST(ReaderRules, MetadataBeyond1MiB) {
                     "section 'META': raw_size 1051981 exceeds the limit of 1048576");
 }
 
+// spec 9: at most 64 members per META object. The bug this fixes: ordered_json finds a key by a linear search, so a
+// valid META of 90,000 keys in `encoder` (850 KB) took 6 s to read; now it is refused after one linear pass.
+TEST(ReaderRules, MetadataObjectsOf64MembersAtMost) {
+    // `encoder`, an informational object of any keys, filled with extra keys to `members` in all.
+    const auto encoder_of = [](size_t members) {
+        RawSections s = testing::golden_sections();
+        for (size_t i = 0; s.meta["encoder"].size() < members; ++i) s.meta["encoder"]["extra" + std::to_string(i)] = i;
+        return testing::assemble(s);
+    };
+    expect_accepted(encoder_of(kMaxMetadataMembers));
+    expect_rejected(encoder_of(kMaxMetadataMembers + 1), StatusCode::limit_exceeded,
+                    "section 'META': 'encoder' has more than 64 members (the limit of spec 9)");
+    // The pack of the bug report, written as text (ordered_json would take seconds to build it).
+    std::string keys;
+    for (int i = 0; i < 90000; ++i) keys += "\"k" + std::to_string(i) + "\":0,";
+    std::string report = testing::golden_sections().meta.dump();
+    report.insert(report.find("\"tool\""), keys);
+    ASSERT_GT(report.size(), 800000u);
+    expect_rejected(with_meta_text(report), StatusCode::limit_exceeded, "'encoder' has more than 64 members");
+    // The message names the object wherever it is: inside arrays, keyed by texture name, at the top level.
+    expect_rejected(with_meta([](ordered_json& j) {
+                        for (int i = 0; i < 64; ++i) j["textures"][1]["channels"][0]["x" + std::to_string(i)] = 0;
+                    }),
+                    StatusCode::limit_exceeded, "'textures[1].channels[0]' has more than 64 members");
+    expect_rejected(with_meta([](ordered_json& j) {
+                        for (int i = 0; i < 65; ++i) j["quality"]["textures"]["t" + std::to_string(i)] = {};
+                    }),
+                    StatusCode::limit_exceeded, "'quality.textures' has more than 64 members");
+    expect_rejected(with_meta([](ordered_json& j) {
+                        for (int i = 0; i < 64; ++i) j["future" + std::to_string(i)] = 0;
+                    }),
+                    StatusCode::limit_exceeded, "section 'META': the top-level object has more than 64 members");
+    // A key that repeats is a member each time it is written.
+    std::string repeated = testing::golden_sections().meta.dump();
+    for (size_t i = 0; i < kMaxMetadataMembers; ++i) repeated.insert(repeated.find("\"tool\""), "\"again\":0,");
+    expect_rejected(with_meta_text(repeated), StatusCode::limit_exceeded, "'encoder' has more than 64 members");
+}
+
+// spec 9: objects and arrays nest at most 16 deep. The bug this fixes: a META of 200,000 nested arrays crashed the
+// reader (a stack overflow while the JSON library copied the nesting).
+TEST(ReaderRules, MetadataNestedAtMost16Deep) {
+    // The top-level object is level 1, its "future" value level 2: `arrays` more arrays inside it.
+    const auto nested = [](size_t arrays) {
+        std::string text = testing::golden_sections().meta.dump();
+        text.pop_back();
+        return with_meta_text(text + ",\"future\":" + std::string(arrays + 1, '[') + std::string(arrays + 1, ']') + "}");
+    };
+    expect_accepted(nested(kMaxMetadataDepth - 2));
+    std::string seventeenth = "future";  // the array at level 17, inside 15 arrays
+    for (int i = 0; i < 15; ++i) seventeenth += "[0]";
+    expect_rejected(nested(kMaxMetadataDepth - 1), StatusCode::limit_exceeded,
+                    "section 'META': '" + seventeenth + "' is nested deeper than 16 levels (the limit of spec 9)");
+    // The pack of the crash: channels[0].range of 200,000 nested arrays.
+    std::string crash = testing::golden_sections().meta.dump();
+    const size_t range = crash.find("\"range\":") + 8;
+    crash.replace(range, crash.find(']', range) + 1 - range, std::string(200000, '[') + std::string(200000, ']'));
+    expect_rejected(with_meta_text(crash), StatusCode::limit_exceeded,
+                    "'channels[0].range[0][0][0][0][0][0][0][0][0][0][0][0][0]' is nested deeper than 16 levels");
+    expect_rejected(with_meta([](ordered_json& j) {
+                        ordered_json deep = 1;
+                        for (int i = 0; i < 14; ++i) deep = {{"d", deep}};
+                        j["latents"]["levels"][1]["range"] = {0, deep};
+                    }),
+                    StatusCode::limit_exceeded, "'latents.levels[1].range[1].d.d.d.d.d.d.d.d.d.d.d' is nested deeper");
+}
+
 TEST(ReaderRules, MissingKey) {
     expect_rejected(with_meta([](ordered_json& j) { j["material"].erase("width"); }), StatusCode::corrupt,
                     "'material.width': missing required key");

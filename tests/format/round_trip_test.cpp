@@ -232,6 +232,28 @@ TEST(RoundTrip, OrdinaryNamesSurvive) {
     EXPECT_TRUE(testing::expect_same_pack(pack, read_back(*bytes)));
 }
 
+// The writer applies the reader's limits on the META text (spec 9), which no rule on the Pack sees.
+TEST(Writer, RefusesMetadataBeyondTheReadersLimits) {
+    Pack pack = testing::make_golden_pack();
+    while (pack.quality.textures.size() <= kMaxMetadataMembers) {
+        TextureQuality t;
+        t.texture = "t" + std::to_string(pack.quality.textures.size());
+        pack.quality.textures.push_back(t);
+    }
+    Result<std::vector<uint8_t>> bytes = write_pack(pack);
+    ASSERT_FALSE(bytes.ok());
+    EXPECT_EQ(bytes.status().code(), StatusCode::limit_exceeded);
+    EXPECT_EQ(bytes.status().message(),
+              "cannot write pack: section 'META': 'quality.textures' has more than 64 members (the limit of spec 9)");
+    pack = testing::make_golden_pack();
+    pack.encoder.tool = std::string(kMaxMetadataSize, 'x');
+    bytes = write_pack(pack);
+    ASSERT_FALSE(bytes.ok());
+    EXPECT_EQ(bytes.status().code(), StatusCode::limit_exceeded);
+    EXPECT_NE(bytes.status().message().find("cannot write pack: section 'META': "), std::string::npos)
+        << bytes.status().message();
+}
+
 TEST(Writer, RefusesInvalidUtf8AndBadZstdLevel) {
     Pack pack = testing::make_golden_pack();
     pack.encoder.device = "\xC3\x28";
