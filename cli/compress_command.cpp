@@ -492,7 +492,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->check(CLI::IsMember({"wrap", "clamp"}))
         ->capture_default_str();
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
-                      "Store glossiness maps as roughness = 1 - gloss");
+                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
     command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
     command->add_flag("--force", options->force, "Replace an existing output file");
     command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");

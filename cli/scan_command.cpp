@@ -174,7 +174,7 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
         ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}));
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
-                      "Store glossiness maps as roughness = 1 - gloss");
+                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
     command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
     command->callback([options, &globals, &exit_code] { exit_code = run_scan(*options, globals.verbosity); });
 }

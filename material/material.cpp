@@ -378,22 +378,28 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
     }
     for (size_t i = 0; i < images.size(); ++i) inputs[i].stats = measure(images[i], inputs[i].layout);
 
-    // A semantic held by several files (an ARM map next to its own roughness map) costs a channel each.
+    // A semantic held by several files (an ARM map next to its own roughness map, a gloss map next to a roughness
+    // map: glossiness is 1 - roughness) is kept in each, costing a pack channel each, with a warning naming them.
     std::map<Semantic, std::vector<std::string>> holders;
     for (const auto& in : inputs) {
         std::vector<Semantic> seen;
         for (size_t i = 0; i < in.layout.channels.size(); ++i) {
             const Semantic s = in.layout.channels[i].semantic;
-            if (s != Semantic::other && !in.stats[i].constant && std::find(seen.begin(), seen.end(), s) == seen.end()) {
-                seen.push_back(s);
-                holders[s].push_back(in.layout.file_name);
-            }
+            if (s == Semantic::other || in.stats[i].constant || std::find(seen.begin(), seen.end(), s) != seen.end())
+                continue;
+            seen.push_back(s);
+            const bool gloss = s == Semantic::glossiness;
+            holders[gloss ? Semantic::roughness : s].push_back(in.layout.file_name +
+                                                               (gloss ? " (as glossiness, 1 - roughness)" : ""));
         }
     }
-    for (const auto& [semantic, files] : holders)
-        if (files.size() > 1)
-            scan.warnings.push_back(std::string(to_string(semantic)) + " is in " + files[0] + " and " + files[1] +
-                                    "; both are kept and cost a pack channel each");
+    for (const auto& [semantic, files] : holders) {
+        if (files.size() < 2) continue;
+        std::string list = files[0];
+        for (size_t f = 1; f < files.size(); ++f) list += (f + 1 < files.size() ? ", " : " and ") + files[f];
+        scan.warnings.push_back(std::string(to_string(semantic)) + " is in " + list +
+                                "; each is kept and costs its own pack channels");
+    }
 
     // Order textures by semantic, then file name, and allocate.
     std::vector<size_t> order(inputs.size());

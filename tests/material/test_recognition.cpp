@@ -1,6 +1,6 @@
 // File-name recognition: every file of the 11 shared material sets (expected table written by hand from
-// shared/materials/SOURCES.md), the naming variants the conventions promise, and metal009's DirectX normal
-// declared by a manifest.
+// shared/materials/SOURCES.md), the naming variants the conventions promise (engine suffixes and Unity, Substance
+// and Megascans names included), and metal009's DirectX normal declared by a manifest.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -113,6 +113,54 @@ TEST(Recognition, NamingVariants) {
         {"wood_MRAO.png", "packed:metalness:roughness:ambient_occlusion"},
         {"rusty_metal_diff_1k.png", "albedo"},   // the rightmost word wins over the material's name
         {"readme.png", "none"},                  {"Metal009_2K.jpg", "none"},
+    };
+    for (const auto& [name, want] : cases) EXPECT_EQ(describe(match_file_name(name)), want) << name;
+}
+
+// Unreal's short suffixes count only as the whole last part of a name of several parts: the suffix beats a map word
+// in the material's name (T_Metal_Plate_D is albedo), and full words keep their meaning.
+TEST(Recognition, EngineSuffixesOnlyAsTheLastPart) {
+    const std::map<std::string, std::string> cases = {
+        {"T_Crate_D.png", "albedo"},            {"T_Crate_BC.png", "albedo"},
+        {"T_Crate_N.png", "normal:directx"},    {"T_Crate_R.png", "roughness"},
+        {"T_Crate_M.png", "metalness"},         {"T_Crate_AO.png", "ambient_occlusion"},
+        {"T_Crate_H.png", "height"},            {"T_Crate_E.png", "emissive"},
+        {"t_crate_d.tga", "albedo"},            {"T_Metal_Plate_D.png", "albedo"},
+        {"T_Crate_ORM.png", kOrm},              {"T_Crate_MRA.png", "packed:metalness:roughness:ambient_occlusion"},
+        {"T_Crate_Diffuse.png", "albedo"},      {"T_Crate_Normal.png", "normal:opengl"},
+        {"T_Crate_Roughness.png", "roughness"}, {"T_Crate_Metallic.png", "metalness"},
+        {"T_Crate_Height.png", "height"},       {"T_Crate_Emissive.png", "emissive"},
+        {"D.png", "none"},                      {"T_Crate_D_2K.png", "none"},
+        {"T_CrateD.png", "none"},               {"N_Crate.png", "none"},
+        {"Rock_R2.png", "none"},                {"T_Crate_Dirt.png", "none"},
+    };
+    for (const auto& [name, want] : cases) EXPECT_EQ(describe(match_file_name(name)), want) << name;
+}
+
+// Unity, Substance Painter and Megascans names.
+TEST(Recognition, UnitySubstanceAndMegascansNames) {
+    const std::map<std::string, std::string> cases = {
+        {"Crate_MetallicSmoothness.png", "packed:metalness:metalness:metalness:glossiness"},
+        {"Crate_MaskMap.png", "packed:metalness:ambient_occlusion:other:glossiness"},
+        {"Crate_SpecularSmoothness.png", "packed:specular:specular:specular:glossiness"},
+        {"Crate_Smoothness.png", "glossiness"},
+        {"Crate_AlbedoTransparency.png", "albedo"},
+        {"Mat_BaseColor.png", "albedo"},
+        {"Mat_Normal_OpenGL.png", "normal:opengl"},
+        {"Mat_Normal_DirectX.png", "normal:directx"},
+        {"Mat_OcclusionRoughnessMetallic.png", kOrm},
+        {"Mat_Mixed_AO.png", "ambient_occlusion"},
+        {"Mat_Height.png", "height"},
+        {"Mat_Emissive.png", "emissive"},
+        {"rock_4K_Albedo.jpg", "albedo"},
+        {"rock_4K_Normal_LOD0.jpg", "normal:opengl"},
+        {"rock_4K_NormalBump.jpg", "normal:opengl"},
+        {"rock_4K_Displacement.exr", "height"},
+        {"rock_4K_Cavity.jpg", "other"},
+        {"rock_4K_Gloss.jpg", "glossiness"},
+        {"rock_4K_Specular.jpg", "specular"},
+        {"rock_4K_Translucency.jpg", "other"},
+        {"rock_4K_Bump.jpg", "other"},
     };
     for (const auto& [name, want] : cases) EXPECT_EQ(describe(match_file_name(name)), want) << name;
 }
