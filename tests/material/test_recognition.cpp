@@ -1,6 +1,6 @@
 // File-name recognition: every file of the 11 shared material sets (expected table written by hand from
 // shared/materials/SOURCES.md), the naming variants the conventions promise (engine suffixes and Unity, Substance
-// and Megascans names included), and metal009's DirectX normal declared by a manifest.
+// and Megascans names included), metal009's DirectX normal declared by a manifest, and the images left out.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -196,7 +196,7 @@ TEST(Recognition, MetalNormalIsDirectXThroughAManifest) {
     EXPECT_TRUE(found);
     EXPECT_EQ(scan->textures.size(), 4u);
     ASSERT_EQ(scan->ignored_files.size(), 1u);
-    EXPECT_EQ(scan->ignored_files[0].second, "the manifest");
+    EXPECT_EQ(scan->ignored_files[0].reason, "the manifest");
 }
 
 TEST(Recognition, UnmatchedFilesAreListedWithAReason) {
@@ -207,10 +207,52 @@ TEST(Recognition, UnmatchedFilesAreListedWithAReason) {
     auto scan = scan_material(dir.path());
     ASSERT_TRUE(scan.ok()) << scan.status().to_string();
     ASSERT_EQ(scan->ignored_files.size(), 2u);
-    EXPECT_EQ(scan->ignored_files[0].first, "notes.txt");
-    EXPECT_EQ(scan->ignored_files[0].second, "not an image file");
-    EXPECT_EQ(scan->ignored_files[1].first, "preview.png");
-    EXPECT_NE(scan->ignored_files[1].second.find("matches no map convention"), std::string::npos);
+    EXPECT_EQ(scan->ignored_files[0].file, "notes.txt");
+    EXPECT_EQ(scan->ignored_files[0].reason, "not an image file");
+    EXPECT_EQ(scan->ignored_files[1].file, "preview.png");
+    EXPECT_NE(scan->ignored_files[1].reason.find("matches no map convention"), std::string::npos);
+}
+
+// Every image file of the folder that is not packed is a warning naming it and why, and under strict an error naming
+// them all; hidden files and files that are no images are only listed.
+TEST(Recognition, ImagesLeftOutAreWarningsAndUnderStrictAnError) {
+    test::TempDir dir;
+    test::write_png(dir.file("T_Rock_D.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file("T_Rock_N.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file("T_Rock_Preview.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file(".T_Rock_D.png"), test::make_image(2, 2, 3, test::code));
+    test::write_text(dir.file("readme.txt"), "hello");
+    auto scan = scan_material(dir.path());
+    ASSERT_TRUE(scan.ok()) << scan.status().to_string();
+    EXPECT_EQ(scan->textures.size(), 2u);
+    ASSERT_EQ(scan->ignored_files.size(), 3u);
+    EXPECT_EQ(scan->ignored_files[0].file, ".T_Rock_D.png");
+    EXPECT_FALSE(scan->ignored_files[0].image);
+    EXPECT_EQ(scan->ignored_files[1].file, "T_Rock_Preview.png");
+    EXPECT_TRUE(scan->ignored_files[1].image);
+    EXPECT_EQ(scan->ignored_files[2].file, "readme.txt");
+    EXPECT_FALSE(scan->ignored_files[2].image);
+    ASSERT_EQ(scan->warnings.size(), 1u);
+    EXPECT_EQ(scan->warnings[0], "T_Rock_Preview.png is not packed: file name matches no map convention (list it in "
+                                 "a manifest to use it)");
+
+    MaterialLoadOptions strict;
+    strict.strict = true;
+    auto refused = load_material(dir.path(), strict);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::invalid_argument);
+    EXPECT_EQ(refused.status().message(), dir.path() + ": images left out of the pack: T_Rock_Preview.png (file name "
+                                                       "matches no map convention (list it in a manifest to use it))");
+
+    // A DirectX copy of an OpenGL normal map is an image left out too.
+    test::TempDir copies;
+    const Image n = test::make_image(2, 2, 3, [](int, int, int c) { return c == 2 ? 1.0f : 0.5f; });
+    test::write_png(copies.file("wall_nor_gl.png"), n);
+    test::write_png(copies.file("wall_nor_dx.png"), n);
+    refused = load_material(copies.path(), strict);
+    ASSERT_FALSE(refused.ok());
+    const std::string copy = "wall_nor_dx.png (DirectX copy of the OpenGL normal map wall_nor_gl.png)";
+    EXPECT_NE(refused.status().message().find(copy), std::string::npos) << refused.status().message();
 }
 
 TEST(Recognition, OpenGlNormalPreferredOverItsDirectXCopy) {
@@ -223,7 +265,7 @@ TEST(Recognition, OpenGlNormalPreferredOverItsDirectXCopy) {
     ASSERT_EQ(scan->textures.size(), 1u);
     EXPECT_EQ(scan->textures[0].file_name, "wall_nor_gl.png");
     ASSERT_EQ(scan->ignored_files.size(), 1u);
-    EXPECT_EQ(scan->ignored_files[0].first, "wall_nor_dx.png");
+    EXPECT_EQ(scan->ignored_files[0].file, "wall_nor_dx.png");
 }
 
 }  // namespace
