@@ -166,9 +166,7 @@ Result<std::vector<SourceFile>> hash_sources(const BatchMaterial& material) {
     for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
         std::error_code type_ec;
         if (!it->is_regular_file(type_ec) || hidden(it->path())) continue;
-        const std::string name = it->path().filename().string();
-        if (material.manifest ? !image_format_from_file_name(name).empty() : is_map_image(it->path()))
-            files.push_back(it->path());
+        if (!image_format_from_file_name(it->path().filename().string()).empty()) files.push_back(it->path());
     }
     if (ec) return Status(StatusCode::io_error, folder.string() + ": cannot list the folder: " + ec.message());
     std::sort(files.begin(), files.end());
@@ -222,6 +220,9 @@ Json record_json(const MaterialRecord& r) {
     Json textures = Json::array();
     for (const TextureRow& t : r.textures) textures.push_back({{"texture", t.texture}, {"psnr_db", t.psnr_db}});
     j["textures"] = std::move(textures);
+    Json ignored = Json::array();
+    for (const IgnoredImage& i : r.ignored_images) ignored.push_back({{"file", i.file}, {"reason", i.reason}});
+    j["ignored_images"] = std::move(ignored);
     j["seconds"] = r.seconds;
     j["sources"] = sources_json(r.sources);
     return j;
@@ -266,6 +267,10 @@ Result<MaterialRecord> read_record(const std::string& path) {
         r.psnr_db = j.at("psnr_db").get<double>();
         for (const Json& t : j.at("textures"))
             r.textures.push_back({t.at("texture").get<std::string>(), t.at("psnr_db").get<double>()});
+        // Required: a record from before the list existed cannot say which images its pack left out, so the
+        // material is compressed again (and gets one).
+        for (const Json& i : j.at("ignored_images"))
+            r.ignored_images.push_back({i.at("file").get<std::string>(), i.at("reason").get<std::string>()});
         r.seconds = j.at("seconds").get<double>();
         for (const Json& s : j.at("sources"))
             r.sources.push_back(
@@ -324,7 +329,7 @@ std::string pack_source_mismatch(const std::string& pack_path, const std::vector
 }  // namespace
 
 std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, const BatchSettings& settings,
-                                 bool force) {
+                                 bool force, bool strict) {
     std::vector<BatchJob> plan;
     plan.reserve(materials.size());
     for (const BatchMaterial& m : materials) {
@@ -353,6 +358,9 @@ std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, co
                 job.reason = record->status != "ok" ? "last run failed" : "sources or settings changed";
             } else if (const std::string mismatch = pack_source_mismatch(m.output, job.sources); !mismatch.empty()) {
                 job.reason = mismatch;
+            } else if (strict && !record->ignored_images.empty()) {
+                job.reason = "--strict, and the pack leaves out " + std::to_string(record->ignored_images.size()) +
+                             " image(s)";
             } else {
                 job.existing = std::move(*record);
                 const Status filled = fill_record_from_pack(m.output, job.existing);
@@ -387,7 +395,10 @@ std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan) {
         auto stored = read_record(record_path(job.material));
         if (stored.ok() && stored->fingerprint == job.fingerprint && !job.fingerprint.empty()) {
             r = std::move(*stored);
-            if (r.status == "ok" && !fill_record_from_pack(job.material.output, r).ok()) r.status = "pending";
+            if (r.status == "ok" && !fill_record_from_pack(job.material.output, r).ok()) {
+                r.status = "pending";
+                r.ignored_images.clear();  // they describe a pack that is no longer there
+            }
         } else {
             r.status = "pending";
             r.error = job.hash_error;
@@ -401,6 +412,13 @@ std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan) {
 
 namespace {
 
+// "a.png (reason); b.png (reason)": one report cell.
+std::string ignored_images_text(const MaterialRecord& r) {
+    std::string text;
+    for (const IgnoredImage& i : r.ignored_images) text += (text.empty() ? "" : "; ") + i.file + " (" + i.reason + ")";
+    return text;
+}
+
 // RFC 4180 field: quoted when it holds a comma, quote or line break, with quotes doubled.
 std::string csv_field(const std::string& text) {
     if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
@@ -413,7 +431,7 @@ std::string csv_report(const std::vector<MaterialRecord>& records) {
     size_t texture_columns = 0;
     for (const MaterialRecord& r : records) texture_columns = std::max(texture_columns, r.textures.size());
     std::string csv = "material,status,maps,width,height,source_bytes,bcn_bytes,pack_bytes,bits_per_texel,"
-                      "ratio_vs_source,ratio_vs_bcn,psnr_db,seconds,error";
+                      "ratio_vs_source,ratio_vs_bcn,psnr_db,seconds,error,ignored_images";
     for (size_t t = 1; t <= texture_columns; ++t)
         csv += ",texture" + std::to_string(t) + ",texture" + std::to_string(t) + "_psnr_db";
     csv += "\n";
@@ -429,7 +447,7 @@ std::string csv_report(const std::vector<MaterialRecord>& records) {
             std::snprintf(line, sizeof line, ",,,,,,,,,,");
         csv += line;
         std::snprintf(line, sizeof line, "%.1f,", r.seconds);
-        csv += line + csv_field(r.error);
+        csv += line + csv_field(r.error) + "," + csv_field(ignored_images_text(r));
         for (size_t t = 0; t < texture_columns; ++t) {
             if (t < r.textures.size()) {
                 std::snprintf(line, sizeof line, ",%.3f", r.textures[t].psnr_db);
@@ -499,6 +517,11 @@ Status write_reports(const std::string& out_dir, const std::string& stem, const 
         std::snprintf(line, sizeof line, " | %.1f | ", r.seconds);
         md += psnr + line + status + " |\n";
     }
+    std::string left_out;
+    for (const MaterialRecord& r : records)
+        for (const IgnoredImage& i : r.ignored_images)
+            left_out += "- " + r.relative + ": " + i.file + ": " + i.reason + "\n";
+    if (!left_out.empty()) md += "\n## Images left out of the packs\n\n" + left_out;
     NMC_RETURN_IF_ERROR(write_text_atomically((fs::path(out_dir) / (stem + ".md")).string(), md));
     return write_text_atomically((fs::path(out_dir) / (stem + ".csv")).string(), csv_report(records));
 }

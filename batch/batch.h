@@ -61,9 +61,9 @@ struct SourceFile {
     uint64_t bytes = 0;
 };
 
-// The source files of a material that its fingerprint covers: a folder's image files with recognised names,
-// or a manifest plus every image file in the folder it points at. Sorted by name. io_error when one cannot
-// be read.
+// The source files of a material that its fingerprint covers: every image file of a folder (maps and images
+// left out alike, so a new image is noticed), or a manifest plus every image file in the folder it points at.
+// Sorted by name. io_error when one cannot be read.
 Result<std::vector<SourceFile>> hash_sources(const BatchMaterial& material);
 
 // SHA-256 (hex) of the sources' names and hashes and of every BatchSettings field.
@@ -75,6 +75,11 @@ std::string batch_fingerprint(const std::vector<SourceFile>& sources, const Batc
 struct TextureRow {
     std::string texture;
     double psnr_db = 0;
+};
+// An image file of the material's folder that `nmc compress` left out of the pack (its "ignored_images").
+struct IgnoredImage {
+    std::string file;
+    std::string reason;
 };
 struct MaterialRecord {
     std::string relative;
@@ -94,6 +99,7 @@ struct MaterialRecord {
     double ratio_vs_bcn = 0;
     double psnr_db = 0;         // all pack channels, all mips (the pack's stored quality)
     std::vector<TextureRow> textures;
+    std::vector<IgnoredImage> ignored_images;  // ok: images of the material's folder that are not in the pack
     double seconds = 0;         // wall time of the child process
 };
 
@@ -120,9 +126,11 @@ struct BatchJob {
 
 // The skip rule: a material is skipped when (1) its pack reads back valid, (2) its record exists with status
 // "ok" and the current fingerprint, and (3) every texture the pack records has a source_sha256 equal to the
-// current hash of that file. Anything else (or `force`) compresses. Hashes every source; writes nothing.
+// current hash of that file, and, when `strict`, (4) its record lists no image left out of the pack (compressed
+// again under --strict, that material fails). Anything else (or `force`) compresses. Hashes every source;
+// writes nothing.
 std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, const BatchSettings& settings,
-                                 bool force);
+                                 bool force, bool strict);
 
 // For a job this batch has just claimed (batch_claims.h): the result another batch recorded for the material since the
 // plan was made (its record changed) with the same fingerprint, which this batch takes instead of compressing again:
@@ -143,6 +151,7 @@ struct BatchRunOptions {
                                          // (children also get OMP_WAIT_POLICY=PASSIVE unless it is set)
     std::string work_dir;                // OUT/.nmc-batch: this batch's folder <host>-<pid> in it holds the children's
                                          // stdout and stderr while they run; stale folders of others are removed
+    bool strict = false;                 // children run with --strict: an image left out fails the material
 };
 
 struct BatchEvent {
@@ -172,8 +181,9 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
 std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan);
 
 // OUT/<stem>.json (every record field, plus totals), OUT/<stem>.md (a table: material, maps, resolution,
-// source bytes, BCn bytes, pack bytes, bits per texel, ratio, PSNR per texture, time, status) and OUT/<stem>.csv
-// (the same columns for spreadsheets, one texture PSNR column per texture slot), atomically.
+// source bytes, BCn bytes, pack bytes, bits per texel, ratio, PSNR per texture, time, status; then a list of the
+// images left out of packs) and OUT/<stem>.csv (the same columns and the images left out, for spreadsheets, one
+// texture PSNR column per texture slot), atomically.
 Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records);
 
 }  // namespace nmc

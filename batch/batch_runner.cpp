@@ -60,6 +60,7 @@ std::vector<std::string> child_arguments(const BatchJob& job, const BatchRunOpti
     if (s.target_psnr > 0) args.insert(args.end(), {"--target-psnr", format_number(s.target_psnr)});
     if (s.steps > 0) args.insert(args.end(), {"--steps", std::to_string(s.steps)});
     if (s.batch_size > 0) args.insert(args.end(), {"--batch", std::to_string(s.batch_size)});
+    if (o.strict) args.push_back("--strict");
     return args;
 }
 
@@ -171,14 +172,22 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
         return rec;
     }
     const Json j = Json::parse(out, nullptr, false);
+    const auto is_ignored_image = [](const Json& i) {
+        return i.is_object() && i.contains("file") && i["file"].is_string() && i.contains("reason") &&
+               i["reason"].is_string();
+    };
     if (!j.is_object() || !j.contains("source_bytes") || !j.contains("bcn_bytes") ||
-        !j["source_bytes"].is_number_unsigned() || !j["bcn_bytes"].is_number_unsigned()) {
+        !j["source_bytes"].is_number_unsigned() || !j["bcn_bytes"].is_number_unsigned() ||
+        !j.contains("ignored_images") || !j["ignored_images"].is_array() ||
+        !std::all_of(j["ignored_images"].begin(), j["ignored_images"].end(), is_ignored_image)) {
         rec.status = "failed";
         rec.error = "nmc compress succeeded but printed no JSON result";
         return rec;
     }
     rec.source_bytes = j["source_bytes"].get<uint64_t>();
     rec.bcn_bytes = j["bcn_bytes"].get<uint64_t>();
+    for (const Json& i : j["ignored_images"])
+        rec.ignored_images.push_back({i["file"].get<std::string>(), i["reason"].get<std::string>()});
     const Status filled = fill_record_from_pack(job.material.output, rec);
     rec.status = filled.ok() ? "ok" : "failed";
     if (!filled.ok()) rec.error = "the written pack does not read back: " + filled.to_string();

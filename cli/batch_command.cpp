@@ -42,6 +42,7 @@ struct BatchCliOptions {
     bool force = false;
     bool dry_run = false;
     bool report_only = false;
+    bool strict = false;
 };
 
 std::string format_seconds(double s) {
@@ -71,6 +72,14 @@ std::string own_executable() {
     char buf[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
     return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// Every image a pack leaves out is a warning, whether the pack was made now or earlier (the report lists them too).
+void warn_ignored_images(const std::vector<MaterialRecord>& records) {
+    for (const MaterialRecord& r : records)
+        for (const IgnoredImage& i : r.ignored_images)
+            std::fprintf(stderr, "nmc: warning: %s: %s is not packed: %s\n", r.relative.c_str(), i.file.c_str(),
+                         i.reason.c_str());
 }
 
 int print_summary(const std::vector<MaterialRecord>& records, const std::string& out_dir, const std::string& stem,
@@ -108,9 +117,9 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
         }
         shard = *parsed;
     }
-    if (o.report_only && (!o.shard.empty() || o.dry_run || o.force)) {
+    if (o.report_only && (!o.shard.empty() || o.dry_run || o.force || o.strict)) {
         print_error(Status(StatusCode::invalid_argument, "--report-only merges every shard's results; it takes no "
-                                                         "--shard, --dry-run or --force"));
+                                                         "--shard, --dry-run, --force or --strict"));
         return kExitUsage;
     }
     const int jobs = o.jobs > 0 ? o.jobs : std::max<int>(1, static_cast<int>(devices->size()));
@@ -133,7 +142,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     settings.seed = o.seed;
     settings.arithmetic = o.arithmetic;
     settings.tool = std::string("nmc ") + NMC_VERSION_STRING;
-    const std::vector<BatchJob> plan = plan_batch(mine, settings, o.force);
+    const std::vector<BatchJob> plan = plan_batch(mine, settings, o.force, o.strict);
 
     if (o.dry_run) {
         int compress = 0;
@@ -154,6 +163,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
             print_error(written);
             return exit_code_for(written);
         }
+        if (verbosity > 0) warn_ignored_images(records);
         return print_summary(records, o.output, "report", true);
     }
 
@@ -166,6 +176,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     run.settings = settings;
     run.jobs = jobs;
     run.devices = *devices;
+    run.strict = o.strict;
     // One job keeps LibTorch's own choice (or the user's OMP_NUM_THREADS); N jobs share the cores.
     run.threads_per_job = jobs > 1 ? std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / jobs) : 0;
     run.work_dir = (std::filesystem::path(o.output) / ".nmc-batch").string();
@@ -217,6 +228,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
         print_error(ran);
         return exit_code_for(ran);
     }
+    if (verbosity > 0) warn_ignored_images(records);
     return print_summary(records, o.output, stem, false);
 }
 
@@ -249,6 +261,9 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
     command->add_flag("--force", options->force, "Rebuild packs that are up to date");
     command->add_flag("--dry-run", options->dry_run, "Print what would be done; write nothing");
     command->add_flag("--report-only", options->report_only, "Only merge the results found under OUT into reports");
+    command->add_flag("--strict", options->strict,
+                      "A material whose folder holds an image that would be left out of its pack fails (exit 9), "
+                      "instead of a warning");
     command->callback([options, &globals, &exit_code] { exit_code = run_batch_command(*options, globals.verbosity); });
 }
 

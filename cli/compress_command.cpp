@@ -79,6 +79,7 @@ struct CompressCliOptions {
     std::string address_mode = "wrap";
     bool gloss_to_roughness = false;
     bool resample = false;
+    bool strict = false;
     bool force = false;
     bool json = false;
 };
@@ -155,6 +156,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     load.normal_mode = normal_mode_choice_from_string(o.normal_mode).value_or(NormalModeChoice::automatic);
     load.gloss_to_roughness = o.gloss_to_roughness;
     load.resample_mismatched = o.resample;
+    load.strict = o.strict;
     auto material = load_material(o.input, load);
     if (!material.ok()) {
         print_error(material.status());
@@ -163,6 +165,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     if (verbosity > 0)
         for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
     const std::string source_folder = material->source_folder;
+    const std::vector<std::string> warnings = material->warnings;
+    std::vector<IgnoredFile> ignored_images;
+    for (const IgnoredFile& f : material->ignored_files)
+        if (f.image) ignored_images.push_back(f);
     TrainingTarget target = training_target_from_material(std::move(*material));
     // The pack records its sources relative to its own folder (spec 5.7), which is where `nmc validate` looks:
     // not relative to this working directory, so that a pack and its sources moved together still validate.
@@ -363,6 +369,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
             textures.push_back(e);
         }
         j["textures"] = textures;
+        Json ignored = Json::array();
+        for (const IgnoredFile& f : ignored_images) ignored.push_back({{"file", f.file}, {"reason", f.reason}});
+        j["ignored_images"] = ignored;
+        j["warnings"] = warnings;
         std::printf("%s\n", j.dump(2).c_str());
         return kExitOk;
     }
@@ -492,8 +502,11 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->check(CLI::IsMember({"wrap", "clamp"}))
         ->capture_default_str();
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
-                      "Store glossiness maps as roughness = 1 - gloss");
+                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
     command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
+    command->add_flag("--strict", options->strict,
+                      "An image file of the folder that would be left out of the pack is an error (exit 8), not a "
+                      "warning");
     command->add_flag("--force", options->force, "Replace an existing output file");
     command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");
     command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });

@@ -25,6 +25,7 @@ struct ScanOptions {
     std::string normal_mode = "auto";
     bool gloss_to_roughness = false;
     bool resample = false;
+    bool strict = false;
 };
 
 std::string channel_text(const ChannelSource& s, const std::vector<PackChannel>& channels) {
@@ -93,7 +94,8 @@ Json to_json(const MaterialScan& scan) {
                         {"color_space", to_string(c.color_space)}});
     j["channels"] = pack;
     Json ignored = Json::array();
-    for (const auto& [file, reason] : scan.ignored_files) ignored.push_back({{"file", file}, {"reason", reason}});
+    for (const IgnoredFile& f : scan.ignored_files)
+        ignored.push_back({{"file", f.file}, {"reason", f.reason}, {"image", f.image}});
     j["ignored"] = ignored;
     j["warnings"] = scan.warnings;
     return j;
@@ -125,7 +127,7 @@ void print_text(const MaterialScan& scan) {
     }
     if (!scan.ignored_files.empty()) {
         std::printf("ignored  %zu\n", scan.ignored_files.size());
-        for (const auto& [file, reason] : scan.ignored_files) std::printf("  %s: %s\n", file.c_str(), reason.c_str());
+        for (const IgnoredFile& f : scan.ignored_files) std::printf("  %s: %s\n", f.file.c_str(), f.reason.c_str());
     }
 }
 
@@ -134,6 +136,7 @@ int run_scan(const ScanOptions& options, int verbosity) {
     load.normal_mode = normal_mode_choice_from_string(options.normal_mode).value_or(NormalModeChoice::automatic);
     load.gloss_to_roughness = options.gloss_to_roughness;
     load.resample_mismatched = options.resample;
+    load.strict = options.strict;
     auto scan = scan_material(options.input, load);
     if (!scan.ok()) {
         print_error(scan.status());
@@ -174,8 +177,11 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
         ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}));
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
-                      "Store glossiness maps as roughness = 1 - gloss");
+                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
     command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
+    command->add_flag("--strict", options->strict,
+                      "An image file of the folder that would be left out of the pack is an error (exit 8), not a "
+                      "warning");
     command->callback([options, &globals, &exit_code] { exit_code = run_scan(*options, globals.verbosity); });
 }
 

@@ -1,5 +1,5 @@
-// The file-name conventions of PBR texture sets (Poly Haven, ambientCG, glTF exports, Substance), as a
-// keyword table matched against the words of a file name.
+// The file-name conventions of PBR texture sets (Poly Haven, ambientCG, glTF exports, Substance, Quixel
+// Megascans, Unreal and Unity projects), as a keyword table matched against the words of a file name.
 #include "material/file_naming.h"
 
 #include <cctype>
@@ -10,13 +10,20 @@ namespace {
 struct Keyword {
     const char* word;  // lower case, no separators
     Semantic semantic;
-    std::vector<Semantic> packed;  // R, G, B for packed maps
+    std::vector<Semantic> packed;  // R, G, B (and A where the convention names it) for packed maps
     std::optional<NormalConvention> convention;
+    // A short engine suffix ("d", "n", "r"): a map word only as the last part of the name, after at least one other
+    // part ("T_Crate_D.png"), so that words such as "Diffuse", "Normal" or a material called "R2" stay untouched.
+    bool last_part_only = false;
 };
 
 const std::vector<Keyword>& keywords() {
     using S = Semantic;
     const std::vector<S> orm = {S::ambient_occlusion, S::roughness, S::metalness};
+    const std::vector<S> mra = {S::metalness, S::roughness, S::ambient_occlusion};
+    const auto suffix = [](const char* word, Semantic s, std::optional<NormalConvention> convention = {}) {
+        return Keyword{word, s, {}, convention, true};
+    };
     static const std::vector<Keyword> table = {
         {"basecolor", S::albedo, {}, {}},   {"basecolour", S::albedo, {}, {}}, {"albedo", S::albedo, {}, {}},
         {"diffuse", S::albedo, {}, {}},     {"diff", S::albedo, {}, {}},       {"color", S::albedo, {}, {}},
@@ -25,6 +32,8 @@ const std::vector<Keyword>& keywords() {
         {"nrm", S::normal, {}, {}},         {"norm", S::normal, {}, {}},
         {"normalgl", S::normal, {}, NormalConvention::opengl},
         {"normaldx", S::normal, {}, NormalConvention::directx},
+        // Megascans: a normal map with the bump map's detail in it (not "bump", whose word comes last).
+        {"normalbump", S::normal, {}, {}},
         {"roughness", S::roughness, {}, {}}, {"rough", S::roughness, {}, {}},
         {"metalness", S::metalness, {}, {}}, {"metallic", S::metalness, {}, {}}, {"metal", S::metalness, {}, {}},
         {"ambientocclusion", S::ambient_occlusion, {}, {}}, {"occlusion", S::ambient_occlusion, {}, {}},
@@ -33,7 +42,14 @@ const std::vector<Keyword>& keywords() {
         {"opacity", S::opacity, {}, {}},    {"alpha", S::opacity, {}, {}},     {"mask", S::opacity, {}, {}},
         {"emissive", S::emissive, {}, {}},  {"emission", S::emissive, {}, {}},
         {"specular", S::specular, {}, {}},
-        {"glossiness", S::glossiness, {}, {}}, {"gloss", S::glossiness, {}, {}},
+        {"glossiness", S::glossiness, {}, {}}, {"gloss", S::glossiness, {}, {}}, {"smoothness", S::glossiness, {}, {}},
+        // Maps without a semantic of their own (Megascans): kept as channels of semantic other.
+        {"cavity", S::other, {}, {}},       {"bump", S::other, {}, {}},        {"translucency", S::other, {}, {}},
+        // Unreal Engine suffixes (T_Crate_D.png); Unreal's normal maps are DirectX (-Y).
+        suffix("d", S::albedo),             suffix("bc", S::albedo),
+        suffix("n", S::normal, NormalConvention::directx),
+        suffix("r", S::roughness),          suffix("m", S::metalness),          suffix("h", S::height),
+        suffix("e", S::emissive),
         // Packed maps, R G B in the order of their names.
         {"orm", S::ambient_occlusion, orm, {}},
         {"arm", S::ambient_occlusion, orm, {}},
@@ -41,10 +57,17 @@ const std::vector<Keyword>& keywords() {
         {"occlusionroughmetal", S::ambient_occlusion, orm, {}},
         {"occlusionroughnessmetalness", S::ambient_occlusion, orm, {}},
         {"rma", S::roughness, {S::roughness, S::metalness, S::ambient_occlusion}, {}},
-        {"mrao", S::metalness, {S::metalness, S::roughness, S::ambient_occlusion}, {}},
-        {"mra", S::metalness, {S::metalness, S::roughness, S::ambient_occlusion}, {}},
+        {"mrao", S::metalness, mra, {}},
+        {"mra", S::metalness, mra, {}},
         // glTF metallicRoughness: R unused, G roughness, B metalness.
         {"metallicroughness", S::other, {S::other, S::roughness, S::metalness}, {}},
+        // Unity: the Standard shader's metallic map (R metallic, A smoothness; Unity ignores G and B, which exporters
+        // fill with the metallic grey or zero, so they cost no pack channel), HDRP's mask map (R metallic, G
+        // occlusion, B detail mask, A smoothness) and the specular setup's map (RGB specular, A smoothness).
+        // Smoothness is glossiness: stored as roughness = 1 - smoothness with --gloss-to-roughness.
+        {"metallicsmoothness", S::metalness, {S::metalness, S::metalness, S::metalness, S::glossiness}, {}},
+        {"maskmap", S::metalness, {S::metalness, S::ambient_occlusion, S::other, S::glossiness}, {}},
+        {"specularsmoothness", S::specular, {S::specular, S::specular, S::specular, S::glossiness}, {}},
     };
     return table;
 }
@@ -100,9 +123,10 @@ std::vector<Word> split_words(const std::string& stem) {
     return words;
 }
 
-const Keyword* find_keyword(const std::string& word) {
+// `suffix_position`: the word is the whole last part of a name of several parts, where engine suffixes count.
+const Keyword* find_keyword(const std::string& word, bool suffix_position) {
     for (const auto& k : keywords())
-        if (word == k.word) return &k;
+        if (word == k.word && (!k.last_part_only || suffix_position)) return &k;
     return nullptr;
 }
 
@@ -115,12 +139,13 @@ std::optional<NameMatch> match_file_name(const std::string& file_name) {
 
     // Rightmost part that holds a keyword; within a part, the whole word before its camel-case pieces, and
     // among pieces the rightmost ("LeatherPartsMat" has none, "OcclusionRoughMetal" matches whole).
-    for (int p = words.empty() ? -1 : words.back().part; p >= 0; --p) {
+    const int last = words.empty() ? -1 : words.back().part;
+    for (int p = last; p >= 0; --p) {
         const Keyword* found = nullptr;
         std::string matched;
         for (const Word& w : words) {
             if (w.part != p) continue;
-            const Keyword* k = find_keyword(w.text);
+            const Keyword* k = find_keyword(w.text, p == last && p > 0 && w.compound);
             if (!k) continue;
             if (w.compound) {
                 found = k;

@@ -245,17 +245,20 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
             candidates.push_back(c);
             continue;
         }
-        auto ignore = [&](const std::string& reason) { scan.ignored_files.emplace_back(e, reason); };
+        const bool image = !image_format_from_file_name(e).empty();
+        auto ignore = [&](const std::string& reason, bool left_out_image) {
+            scan.ignored_files.push_back({e, reason, left_out_image});
+        };
         if (!manifest_file.empty() && e == manifest_file) {
-            ignore("the manifest");
+            ignore("the manifest", false);
         } else if (e[0] == '.') {
-            ignore("hidden file");
+            ignore("hidden file", false);
         } else if (fs::is_directory(folder / e, ec)) {
-            ignore("a folder (sub-folders are not searched)");
+            ignore("a folder (sub-folders are not searched)", false);
         } else if (manifest && !manifest->guess_unlisted) {
-            ignore("not listed in the manifest");
-        } else if (image_format_from_file_name(e).empty()) {
-            ignore("not an image file");
+            ignore("not listed in the manifest", image);
+        } else if (!image) {
+            ignore("not an image file", false);
         } else if (auto match = match_file_name(e)) {
             Candidate c;
             c.file = e;
@@ -267,7 +270,7 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
             c.convention = match->convention;
             candidates.push_back(c);
         } else {
-            ignore("file name matches no map convention (list it in a manifest to use it)");
+            ignore("file name matches no map convention (list it in a manifest to use it)", true);
         }
     }
     if (manifest) {
@@ -295,8 +298,8 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
             *a.convention != *b.convention && a.reason != "manifest" && b.reason != "manifest") {
             const size_t dx = *a.convention == NormalConvention::directx ? list[0] : list[1];
             const size_t gl = dx == list[0] ? list[1] : list[0];
-            scan.ignored_files.emplace_back(candidates[dx].file,
-                                            "DirectX copy of the OpenGL normal map " + candidates[gl].file);
+            scan.ignored_files.push_back(
+                {candidates[dx].file, "DirectX copy of the OpenGL normal map " + candidates[gl].file, true});
             dropped.push_back(dx);
             continue;
         }
@@ -306,6 +309,16 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
     }
     for (size_t k = dropped.size(); k-- > 0;) candidates.erase(candidates.begin() + static_cast<long>(dropped[k]));
     std::sort(dropped.begin(), dropped.end());
+
+    // No image is left out silently: each one is a warning, or under strict one error naming them all.
+    std::string left_out;
+    for (const IgnoredFile& f : scan.ignored_files) {
+        if (!f.image) continue;
+        left_out += (left_out.empty() ? "" : "; ") + f.file + " (" + f.reason + ")";
+        scan.warnings.push_back(f.file + " is not packed: " + f.reason);
+    }
+    if (options.strict && !left_out.empty())
+        return Status(StatusCode::invalid_argument, folder.string() + ": images left out of the pack: " + left_out);
 
     // Read every file; build its layout.
     std::vector<AllocationInput> inputs;
@@ -378,22 +391,28 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
     }
     for (size_t i = 0; i < images.size(); ++i) inputs[i].stats = measure(images[i], inputs[i].layout);
 
-    // A semantic held by several files (an ARM map next to its own roughness map) costs a channel each.
+    // A semantic held by several files (an ARM map next to its own roughness map, a gloss map next to a roughness
+    // map: glossiness is 1 - roughness) is kept in each, costing a pack channel each, with a warning naming them.
     std::map<Semantic, std::vector<std::string>> holders;
     for (const auto& in : inputs) {
         std::vector<Semantic> seen;
         for (size_t i = 0; i < in.layout.channels.size(); ++i) {
             const Semantic s = in.layout.channels[i].semantic;
-            if (s != Semantic::other && !in.stats[i].constant && std::find(seen.begin(), seen.end(), s) == seen.end()) {
-                seen.push_back(s);
-                holders[s].push_back(in.layout.file_name);
-            }
+            if (s == Semantic::other || in.stats[i].constant || std::find(seen.begin(), seen.end(), s) != seen.end())
+                continue;
+            seen.push_back(s);
+            const bool gloss = s == Semantic::glossiness;
+            holders[gloss ? Semantic::roughness : s].push_back(in.layout.file_name +
+                                                               (gloss ? " (as glossiness, 1 - roughness)" : ""));
         }
     }
-    for (const auto& [semantic, files] : holders)
-        if (files.size() > 1)
-            scan.warnings.push_back(std::string(to_string(semantic)) + " is in " + files[0] + " and " + files[1] +
-                                    "; both are kept and cost a pack channel each");
+    for (const auto& [semantic, files] : holders) {
+        if (files.size() < 2) continue;
+        std::string list = files[0];
+        for (size_t f = 1; f < files.size(); ++f) list += (f + 1 < files.size() ? ", " : " and ") + files[f];
+        scan.warnings.push_back(std::string(to_string(semantic)) + " is in " + list +
+                                "; each is kept and costs its own pack channels");
+    }
 
     // Order textures by semantic, then file name, and allocate.
     std::vector<size_t> order(inputs.size());

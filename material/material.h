@@ -6,7 +6,6 @@
 
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/image.h"
@@ -17,6 +16,16 @@
 #include "material/manifest.h"
 
 namespace nmc {
+
+// A file of the material's folder that is not in the pack, and why ("hidden file", "not an image file", "file
+// name matches no map convention ...", "not listed in the manifest", "DirectX copy of the OpenGL normal map X").
+struct IgnoredFile {
+    std::string file;  // name inside the folder
+    std::string reason;
+    // An image file left out of the pack (hidden files, folders, the manifest and files without an image extension
+    // are not): each one is also a warning, and under MaterialLoadOptions::strict an error.
+    bool image = false;
+};
 
 // A loaded material: the layout of every source texture and its pack-channel planes.
 struct Material {
@@ -34,7 +43,7 @@ struct Material {
     // not read.
     std::vector<std::vector<std::vector<float>>> mips;
     std::vector<std::string> warnings;
-    std::vector<std::pair<std::string, std::string>> ignored_files;  // file, reason
+    std::vector<IgnoredFile> ignored_files;
 };
 
 // How a normal map goes into the pack (docs/manifest.md, "Normal maps in the pack"):
@@ -64,6 +73,7 @@ struct MaterialLoadOptions {
     bool gloss_to_roughness = false;          // store glossiness maps as roughness = 1 - gloss
     bool resample_mismatched = false;         // resample maps of other sizes to the largest (with a warning)
     int max_mips = -1;                        // -1: full chain; else 1..full
+    bool strict = false;                      // an image file left out of the pack is an error, not a warning
 };
 
 // What scan_material() found about one texture file, beyond its layout.
@@ -85,7 +95,7 @@ struct MaterialScan {
     std::vector<TextureFileInfo> files;   // parallel to textures
     std::vector<PackChannel> channels;
     std::vector<std::string> warnings;
-    std::vector<std::pair<std::string, std::string>> ignored_files;  // file, reason
+    std::vector<IgnoredFile> ignored_files;
     Manifest manifest;  // what was found as a manifest (replacing guessing), ready to edit
 };
 
@@ -93,7 +103,8 @@ struct MaterialScan {
 // the file named in the message: io_error (missing folder or file, unreadable), not_recognized (no maps
 // recognised, not an image), corrupt (truncated image), limit_exceeded (a side outside 1..16384, more than
 // 16 pack channels), invalid_argument (two maps with one semantic, maps of different sizes without
-// resample_mismatched, a bad manifest, a map whose channel count does not fit its semantic),
+// resample_mismatched, a bad manifest, a map whose channel count does not fit its semantic, under strict an image
+// file left out of the pack: the message names every one and why),
 // backend_unavailable (a format this build cannot read). Writes nothing. Thread-safe.
 Result<Material> load_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options = {});
 

@@ -1,7 +1,8 @@
 // Runs `nmc batch` (NMC_BINARY) end to end on trees of 16x16 materials written by the test: nested folders,
 // a broken material (exit 9, the rest done), up-to-date packs skipped, --force, --dry-run, a kill -9 in the
 // middle and a restart, stale working folders and claims of dead batches, two batches sharing one tree, sharding
-// N = 1..5, and the report's numbers against `nmc inspect --json`.
+// N = 1..5, the report's numbers against `nmc inspect --json`, Unreal-named maps and images left out of packs
+// (--strict).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -545,6 +546,53 @@ TEST(BatchCli, ManifestMaterialsAreCompressed) {
     rows = report_rows(out);
     EXPECT_EQ(rows["props/crate.json"]["status"], "ok");
     EXPECT_EQ(rows["props/crate.json"]["maps"], 1);
+}
+
+// A folder of Unreal-named maps (T_Rock_D, T_Rock_N) is a material; an image it holds that names no map is left out
+// of the pack with a warning, and the report (JSON, Markdown, CSV) lists it. Under --strict that material fails
+// (exit 9) and its pack from the run before is kept.
+TEST(BatchCli, FindsUnrealFoldersAndReportsImagesLeftOut) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    const std::string folder = root + "/rocks/basalt";
+    fs::create_directories(folder);
+    for (const char* name : {"T_Rock_D.png", "T_Rock_N.png", "T_Rock_Preview.png"})
+        nmc::test::write_png(folder + "/" + name, nmc::test::make_image(16, 16, 3, nmc::test::code));
+    const std::string settings = " --quality fast --steps 20 --bpp 600";
+    CommandResult r = run_nmc("batch " + root + " -o " + out + settings, dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("nmc: warning: rocks/basalt: T_Rock_Preview.png is not packed: file name matches no map "
+                         "convention"),
+              std::string::npos)
+        << r.err;
+    std::map<std::string, Json> rows = report_rows(out);
+    ASSERT_EQ(rows.size(), 1u);
+    const Json& row = rows["rocks/basalt"];
+    EXPECT_EQ(row["status"], "ok") << row.dump();
+    EXPECT_EQ(row["maps"], 2);
+    ASSERT_EQ(row["ignored_images"].size(), 1u) << row.dump();
+    EXPECT_EQ(row["ignored_images"][0]["file"], "T_Rock_Preview.png");
+    EXPECT_NE(slurp(out + "/report.md").find("- rocks/basalt: T_Rock_Preview.png: file name matches no map convention"),
+              std::string::npos);
+    EXPECT_NE(slurp(out + "/report.csv").find(",T_Rock_Preview.png (file name matches no map convention"),
+              std::string::npos);
+
+    r = run_nmc("batch " + root + " -o " + out + settings + " --dry-run --strict", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("compress rocks/basalt -> " + out + "/rocks/basalt.nmc (--strict, and the pack leaves out 1 "
+                         "image(s))"),
+              std::string::npos)
+        << r.out;
+    const ino_t pack = inode_of(out + "/rocks/basalt.nmc");
+    r = run_nmc("-q batch " + root + " -o " + out + settings + " --strict", dir.path());
+    ASSERT_EQ(r.exit_code, 9) << r.out << r.err;
+    rows = report_rows(out);
+    EXPECT_EQ(rows["rocks/basalt"]["status"], "failed");
+    EXPECT_EQ(rows["rocks/basalt"]["exit_code"], 8);
+    EXPECT_NE(rows["rocks/basalt"]["error"].get<std::string>().find("images left out of the pack: T_Rock_Preview.png"),
+              std::string::npos)
+        << rows["rocks/basalt"].dump();
+    EXPECT_EQ(inode_of(out + "/rocks/basalt.nmc"), pack);
 }
 
 // report.csv: a header and one row per material, the numbers equal to report.json's.

@@ -1,7 +1,7 @@
 // `nmc compress` as a user runs it (the built executable on small materials written by the test): the pack it
 // writes against `nmc inspect --json`, the source folder it records (relative to the pack's folder), bad input and
 // usage errors with their exit codes (cli/exit_codes.h) and nothing written, --target-psnr's report, the normal-mode
-// choice. 16x16 materials: LibTorch's start-up dominates.
+// choice, Unreal-named maps and an image left out (--strict). 16x16 materials: LibTorch's start-up dominates.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -268,6 +268,45 @@ TEST(CompressCli, TargetPsnrReportsItsAttempts) {
     EXPECT_EQ(r.exit_code, 6) << r.err;
     EXPECT_NE(r.err.find("not reached"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
+}
+
+// Unreal names (T_Crate_D, _N, _ORM): all three maps are packed, the normal map as DirectX. Before, only the ORM map
+// was packed, with no word said. An image nmc cannot place is a warning naming it and why, listed in --json's
+// ignored_images; under --strict it is an error (exit 8) and nothing is written.
+TEST(CompressCli, UnrealNamesArePackedAndAnImageLeftOutIsAWarning) {
+    TempDir dir;
+    const std::string folder = dir.file("crate");
+    fs::create_directories(folder);
+    for (const char* name : {"T_Crate_D.png", "T_Crate_N.png", "T_Crate_ORM.png", "T_Crate_Preview.png"})
+        nmc::test::write_png(folder + "/" + name, nmc::test::make_image(16, 16, 3, nmc::test::code));
+    const std::string pack = dir.file("crate.nmc");
+    CommandResult r = run_nmc("compress " + folder + " -o " + pack + kFast + " --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string warning = "nmc: warning: T_Crate_Preview.png is not packed: file name matches no map convention";
+    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    const Json report = parse(r.out);
+    ASSERT_EQ(report["ignored_images"].size(), 1u) << r.out;
+    EXPECT_EQ(report["ignored_images"][0]["file"], "T_Crate_Preview.png");
+    EXPECT_NE(report["ignored_images"][0]["reason"].get<std::string>().find("matches no map convention"),
+              std::string::npos);
+    const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const Json textures = parse(inspect.out)["textures"];
+    ASSERT_EQ(textures.size(), 3u) << inspect.out;
+    EXPECT_EQ(textures[0]["file_name"], "T_Crate_D.png");
+    EXPECT_EQ(textures[0]["semantic"], "albedo");
+    EXPECT_EQ(textures[1]["file_name"], "T_Crate_N.png");
+    EXPECT_EQ(textures[1]["normal_convention"], "directx");
+    EXPECT_EQ(textures[2]["file_name"], "T_Crate_ORM.png");
+    EXPECT_EQ(textures[2]["semantic"], "packed");
+
+    const std::string strict_pack = dir.file("strict.nmc");
+    r = run_nmc("compress " + folder + " -o " + strict_pack + kFast + " --strict", dir.path());
+    EXPECT_EQ(r.exit_code, 8) << r.err;
+    EXPECT_NE(r.err.find("nmc: error: " + folder + ": images left out of the pack: T_Crate_Preview.png ("),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(strict_pack));
 }
 
 // The normal-mode choice shows in the pack: a map that is not unit length is stored as three plain channels under

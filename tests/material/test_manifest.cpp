@@ -86,8 +86,12 @@ TEST(Manifest, ReplacesGuessingUnlessAskedToGuessTheRest) {
     EXPECT_EQ(only->textures[0].channels[0].semantic, Semantic::height);
     EXPECT_EQ(only->files[0].reason, "manifest");
     ASSERT_EQ(only->ignored_files.size(), 2u);
-    EXPECT_EQ(only->ignored_files[0].first, "brick_rough.png");
-    EXPECT_EQ(only->ignored_files[0].second, "not listed in the manifest");
+    EXPECT_EQ(only->ignored_files[0].file, "brick_rough.png");
+    EXPECT_EQ(only->ignored_files[0].reason, "not listed in the manifest");
+    EXPECT_TRUE(only->ignored_files[0].image);  // an image left out: a warning
+    EXPECT_EQ(only->ignored_files[1].reason, "the manifest");
+    EXPECT_FALSE(only->ignored_files[1].image);
+    EXPECT_EQ(only->warnings, std::vector<std::string>{"brick_rough.png is not packed: not listed in the manifest"});
 
     test::write_text(dir.file("more.json"),
                      R"({"guess_unlisted": true, "textures": [{"file": "tex_a.png", "semantic": "height"}]})");

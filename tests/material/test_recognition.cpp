@@ -1,6 +1,6 @@
 // File-name recognition: every file of the 11 shared material sets (expected table written by hand from
-// shared/materials/SOURCES.md), the naming variants the conventions promise, and metal009's DirectX normal
-// declared by a manifest.
+// shared/materials/SOURCES.md), the naming variants the conventions promise (engine suffixes and Unity, Substance
+// and Megascans names included), metal009's DirectX normal declared by a manifest, and the images left out.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -117,6 +117,54 @@ TEST(Recognition, NamingVariants) {
     for (const auto& [name, want] : cases) EXPECT_EQ(describe(match_file_name(name)), want) << name;
 }
 
+// Unreal's short suffixes count only as the whole last part of a name of several parts: the suffix beats a map word
+// in the material's name (T_Metal_Plate_D is albedo), and full words keep their meaning.
+TEST(Recognition, EngineSuffixesOnlyAsTheLastPart) {
+    const std::map<std::string, std::string> cases = {
+        {"T_Crate_D.png", "albedo"},            {"T_Crate_BC.png", "albedo"},
+        {"T_Crate_N.png", "normal:directx"},    {"T_Crate_R.png", "roughness"},
+        {"T_Crate_M.png", "metalness"},         {"T_Crate_AO.png", "ambient_occlusion"},
+        {"T_Crate_H.png", "height"},            {"T_Crate_E.png", "emissive"},
+        {"t_crate_d.tga", "albedo"},            {"T_Metal_Plate_D.png", "albedo"},
+        {"T_Crate_ORM.png", kOrm},              {"T_Crate_MRA.png", "packed:metalness:roughness:ambient_occlusion"},
+        {"T_Crate_Diffuse.png", "albedo"},      {"T_Crate_Normal.png", "normal:opengl"},
+        {"T_Crate_Roughness.png", "roughness"}, {"T_Crate_Metallic.png", "metalness"},
+        {"T_Crate_Height.png", "height"},       {"T_Crate_Emissive.png", "emissive"},
+        {"D.png", "none"},                      {"T_Crate_D_2K.png", "none"},
+        {"T_CrateD.png", "none"},               {"N_Crate.png", "none"},
+        {"Rock_R2.png", "none"},                {"T_Crate_Dirt.png", "none"},
+    };
+    for (const auto& [name, want] : cases) EXPECT_EQ(describe(match_file_name(name)), want) << name;
+}
+
+// Unity, Substance Painter and Megascans names.
+TEST(Recognition, UnitySubstanceAndMegascansNames) {
+    const std::map<std::string, std::string> cases = {
+        {"Crate_MetallicSmoothness.png", "packed:metalness:metalness:metalness:glossiness"},
+        {"Crate_MaskMap.png", "packed:metalness:ambient_occlusion:other:glossiness"},
+        {"Crate_SpecularSmoothness.png", "packed:specular:specular:specular:glossiness"},
+        {"Crate_Smoothness.png", "glossiness"},
+        {"Crate_AlbedoTransparency.png", "albedo"},
+        {"Mat_BaseColor.png", "albedo"},
+        {"Mat_Normal_OpenGL.png", "normal:opengl"},
+        {"Mat_Normal_DirectX.png", "normal:directx"},
+        {"Mat_OcclusionRoughnessMetallic.png", kOrm},
+        {"Mat_Mixed_AO.png", "ambient_occlusion"},
+        {"Mat_Height.png", "height"},
+        {"Mat_Emissive.png", "emissive"},
+        {"rock_4K_Albedo.jpg", "albedo"},
+        {"rock_4K_Normal_LOD0.jpg", "normal:opengl"},
+        {"rock_4K_NormalBump.jpg", "normal:opengl"},
+        {"rock_4K_Displacement.exr", "height"},
+        {"rock_4K_Cavity.jpg", "other"},
+        {"rock_4K_Gloss.jpg", "glossiness"},
+        {"rock_4K_Specular.jpg", "specular"},
+        {"rock_4K_Translucency.jpg", "other"},
+        {"rock_4K_Bump.jpg", "other"},
+    };
+    for (const auto& [name, want] : cases) EXPECT_EQ(describe(match_file_name(name)), want) << name;
+}
+
 // metal009's Normal.jpg is DirectX (SOURCES.md) but its name says nothing: a manifest declares it. The files
 // here are small stand-ins under metal009's names, so only naming and the manifest are exercised.
 TEST(Recognition, MetalNormalIsDirectXThroughAManifest) {
@@ -148,7 +196,7 @@ TEST(Recognition, MetalNormalIsDirectXThroughAManifest) {
     EXPECT_TRUE(found);
     EXPECT_EQ(scan->textures.size(), 4u);
     ASSERT_EQ(scan->ignored_files.size(), 1u);
-    EXPECT_EQ(scan->ignored_files[0].second, "the manifest");
+    EXPECT_EQ(scan->ignored_files[0].reason, "the manifest");
 }
 
 TEST(Recognition, UnmatchedFilesAreListedWithAReason) {
@@ -159,10 +207,52 @@ TEST(Recognition, UnmatchedFilesAreListedWithAReason) {
     auto scan = scan_material(dir.path());
     ASSERT_TRUE(scan.ok()) << scan.status().to_string();
     ASSERT_EQ(scan->ignored_files.size(), 2u);
-    EXPECT_EQ(scan->ignored_files[0].first, "notes.txt");
-    EXPECT_EQ(scan->ignored_files[0].second, "not an image file");
-    EXPECT_EQ(scan->ignored_files[1].first, "preview.png");
-    EXPECT_NE(scan->ignored_files[1].second.find("matches no map convention"), std::string::npos);
+    EXPECT_EQ(scan->ignored_files[0].file, "notes.txt");
+    EXPECT_EQ(scan->ignored_files[0].reason, "not an image file");
+    EXPECT_EQ(scan->ignored_files[1].file, "preview.png");
+    EXPECT_NE(scan->ignored_files[1].reason.find("matches no map convention"), std::string::npos);
+}
+
+// Every image file of the folder that is not packed is a warning naming it and why, and under strict an error naming
+// them all; hidden files and files that are no images are only listed.
+TEST(Recognition, ImagesLeftOutAreWarningsAndUnderStrictAnError) {
+    test::TempDir dir;
+    test::write_png(dir.file("T_Rock_D.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file("T_Rock_N.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file("T_Rock_Preview.png"), test::make_image(2, 2, 3, test::code));
+    test::write_png(dir.file(".T_Rock_D.png"), test::make_image(2, 2, 3, test::code));
+    test::write_text(dir.file("readme.txt"), "hello");
+    auto scan = scan_material(dir.path());
+    ASSERT_TRUE(scan.ok()) << scan.status().to_string();
+    EXPECT_EQ(scan->textures.size(), 2u);
+    ASSERT_EQ(scan->ignored_files.size(), 3u);
+    EXPECT_EQ(scan->ignored_files[0].file, ".T_Rock_D.png");
+    EXPECT_FALSE(scan->ignored_files[0].image);
+    EXPECT_EQ(scan->ignored_files[1].file, "T_Rock_Preview.png");
+    EXPECT_TRUE(scan->ignored_files[1].image);
+    EXPECT_EQ(scan->ignored_files[2].file, "readme.txt");
+    EXPECT_FALSE(scan->ignored_files[2].image);
+    ASSERT_EQ(scan->warnings.size(), 1u);
+    EXPECT_EQ(scan->warnings[0], "T_Rock_Preview.png is not packed: file name matches no map convention (list it in "
+                                 "a manifest to use it)");
+
+    MaterialLoadOptions strict;
+    strict.strict = true;
+    auto refused = load_material(dir.path(), strict);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::invalid_argument);
+    EXPECT_EQ(refused.status().message(), dir.path() + ": images left out of the pack: T_Rock_Preview.png (file name "
+                                                       "matches no map convention (list it in a manifest to use it))");
+
+    // A DirectX copy of an OpenGL normal map is an image left out too.
+    test::TempDir copies;
+    const Image n = test::make_image(2, 2, 3, [](int, int, int c) { return c == 2 ? 1.0f : 0.5f; });
+    test::write_png(copies.file("wall_nor_gl.png"), n);
+    test::write_png(copies.file("wall_nor_dx.png"), n);
+    refused = load_material(copies.path(), strict);
+    ASSERT_FALSE(refused.ok());
+    const std::string copy = "wall_nor_dx.png (DirectX copy of the OpenGL normal map wall_nor_gl.png)";
+    EXPECT_NE(refused.status().message().find(copy), std::string::npos) << refused.status().message();
 }
 
 TEST(Recognition, OpenGlNormalPreferredOverItsDirectXCopy) {
@@ -175,7 +265,7 @@ TEST(Recognition, OpenGlNormalPreferredOverItsDirectXCopy) {
     ASSERT_EQ(scan->textures.size(), 1u);
     EXPECT_EQ(scan->textures[0].file_name, "wall_nor_gl.png");
     ASSERT_EQ(scan->ignored_files.size(), 1u);
-    EXPECT_EQ(scan->ignored_files[0].first, "wall_nor_dx.png");
+    EXPECT_EQ(scan->ignored_files[0].file, "wall_nor_dx.png");
 }
 
 }  // namespace
