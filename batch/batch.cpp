@@ -377,12 +377,12 @@ std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, co
     return plan;
 }
 
-std::optional<MaterialRecord> recorded_elsewhere(const BatchJob& job, const BatchSettings& settings) {
+std::optional<MaterialRecord> recorded_elsewhere(const BatchJob& job, const BatchSettings& settings, bool strict) {
     if (job.fingerprint.empty() || record_digest(job.material) == job.record_digest) return std::nullopt;
     auto record = read_record(record_path(job.material));
     if (!record.ok() || record->fingerprint != job.fingerprint) return std::nullopt;
     if (record->status == "failed") return std::move(*record);
-    BatchJob now = std::move(plan_batch({job.material}, settings, false).front());
+    BatchJob now = std::move(plan_batch({job.material}, settings, false, strict).front());
     if (now.action != BatchAction::skip) return std::nullopt;
     now.existing.status = "skipped";
     return std::move(now.existing);

@@ -134,8 +134,9 @@ std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, co
 
 // For a job this batch has just claimed (batch_claims.h): the result another batch recorded for the material since the
 // plan was made (its record changed) with the same fingerprint, which this batch takes instead of compressing again:
-// the record as it is when it says "failed", with status "skipped" when the skip rule now holds. nullopt: compress.
-std::optional<MaterialRecord> recorded_elsewhere(const BatchJob& job, const BatchSettings& settings);
+// the record as it is when it says "failed", with status "skipped" when the skip rule (with `strict` as plan_batch's)
+// now holds. nullopt: compress.
+std::optional<MaterialRecord> recorded_elsewhere(const BatchJob& job, const BatchSettings& settings, bool strict);
 
 // How the jobs run: each one is a child process `nmc compress INPUT -o PACK --force --json -q ...` (a crash,
 // a corrupt image or a kill of one material cannot take the batch down, and Compressor's process-wide

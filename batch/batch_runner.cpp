@@ -307,7 +307,7 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
                 announced[job] = true;
                 continue;
             }
-            if (std::optional<MaterialRecord> done = recorded_elsewhere(j, options.settings)) {
+            if (std::optional<MaterialRecord> done = recorded_elsewhere(j, options.settings, options.strict)) {
                 records[job] = std::move(*done);
                 finish_without_child(job, false);
                 continue;

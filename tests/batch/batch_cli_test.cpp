@@ -310,9 +310,9 @@ TEST(BatchClaims, RecordedElsewhereIsTakenAsTheOtherBatchLeftIt) {
     settings.tool = version.substr(0, version.find(' ', 4));
     auto materials = nmc::discover_materials(root, out);
     ASSERT_TRUE(materials.ok() && materials->size() == 1u);
-    const nmc::BatchJob job = nmc::plan_batch(*materials, settings, false).front();
+    const nmc::BatchJob job = nmc::plan_batch(*materials, settings, false, false).front();
     ASSERT_EQ(job.action, nmc::BatchAction::compress);
-    EXPECT_FALSE(nmc::recorded_elsewhere(job, settings).has_value());  // nothing happened since the plan
+    EXPECT_FALSE(nmc::recorded_elsewhere(job, settings, false).has_value());  // nothing happened since the plan
 
     nmc::MaterialRecord failed;
     failed.relative = "m";
@@ -321,10 +321,10 @@ TEST(BatchClaims, RecordedElsewhereIsTakenAsTheOtherBatchLeftIt) {
     failed.fingerprint = "another fingerprint";
     const std::string record = nmc::record_path(job.material);
     ASSERT_TRUE(nmc::write_record(record, failed).ok());
-    EXPECT_FALSE(nmc::recorded_elsewhere(job, settings).has_value());  // made with other settings
+    EXPECT_FALSE(nmc::recorded_elsewhere(job, settings, false).has_value());  // made with other settings
     failed.fingerprint = job.fingerprint;
     ASSERT_TRUE(nmc::write_record(record, failed).ok());
-    std::optional<nmc::MaterialRecord> taken = nmc::recorded_elsewhere(job, settings);
+    std::optional<nmc::MaterialRecord> taken = nmc::recorded_elsewhere(job, settings, false);
     ASSERT_TRUE(taken.has_value());
     EXPECT_EQ(taken->status, "failed");
     EXPECT_EQ(taken->error, "the other batch's error");
@@ -332,7 +332,7 @@ TEST(BatchClaims, RecordedElsewhereIsTakenAsTheOtherBatchLeftIt) {
     // The other batch made the pack: up to date, so "skipped".
     const CommandResult r = run_nmc(fast_batch(root + " -o " + out), dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    taken = nmc::recorded_elsewhere(job, settings);
+    taken = nmc::recorded_elsewhere(job, settings, false);
     ASSERT_TRUE(taken.has_value());
     EXPECT_EQ(taken->status, "skipped");
     EXPECT_GT(taken->pack_bytes, 0u);
