@@ -1,6 +1,7 @@
 // The OpenImageIO image backend: every format OIIO reads (PNG, JPEG, TGA, EXR, TIFF, DDS, ...); writes PNG,
 // JPEG, TGA, EXR and TIFF. Alpha stays unassociated (as stored) both ways; nmc quantises samples itself so
-// both backends store identical codes (spec 8.10).
+// both backends store identical codes (spec 8.10). Encodes into memory: image_io.cpp writes the file.
+#include <OpenImageIO/filesystem.h>
 #include <OpenImageIO/imageio.h>
 
 #include <algorithm>
@@ -35,6 +36,13 @@ std::optional<ColorSpace> declared_color_space(const oiio::ImageSpec& spec, cons
     if (cs.find("linear") != std::string::npos || cs.rfind("lin_", 0) == 0) return ColorSpace::linear;
     if (cs.find("srgb") != std::string::npos) return ColorSpace::srgb;
     return std::nullopt;
+}
+
+// OpenImageIO's error text can hold several lines (one per failed strip, say); the first says what happened.
+std::string first_line(const std::string& text) {
+    const size_t end = text.find('\n');
+    const std::string line = text.substr(0, end);
+    return line.empty() ? "unknown error" : line;
 }
 
 }  // namespace
@@ -85,8 +93,8 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*by
     return out;
 }
 
-Status encode(const std::string& temp_path, const std::string& path, const Image& image, const std::string& format,
-              std::optional<ColorSpace> color_space) {
+Result<std::vector<uint8_t>> encode(const std::string& path, const Image& image, const std::string& format,
+                                    std::optional<ColorSpace> color_space) {
     // The stored sample type: what the format can hold closest to image.sample_type (image_io.h).
     SampleType stored = image.sample_type;
     if (format == "png" && stored != SampleType::uint8) stored = SampleType::uint16;
@@ -118,17 +126,28 @@ Status encode(const std::string& temp_path, const std::string& path, const Image
     if (color_space == ColorSpace::srgb) spec.attribute("oiio:ColorSpace", "sRGB");
     if (color_space == ColorSpace::linear) spec.attribute("oiio:ColorSpace", "Linear");
 
-    auto output = oiio::ImageOutput::create(format);  // by format name: the temporary name has no extension
+    // Into memory: the caller writes the bytes with the checked atomic file write. OpenImageIO's writers do not
+    // all report failed writes to a file (a full disk gave truncated PNG, TGA and EXR files and success), and
+    // libjpeg's file destination exits the process on a failed write.
+    std::vector<uint8_t> bytes;
+    oiio::Filesystem::IOVecOutput memory(bytes);
+    auto output = oiio::ImageOutput::create(format);
     if (!output) return Status(StatusCode::internal, path + ": OpenImageIO has no " + format + " writer");
-    if (!output->open(temp_path, spec))
-        return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + output->geterror());
+    if (!output->set_ioproxy(&memory))
+        return Status(StatusCode::internal, path + ": the OpenImageIO " + format + " writer cannot write to memory");
+    const auto failed = [&] {
+        return Status(StatusCode::io_error, path + ": cannot encode " + format + ": " + first_line(output->geterror()));
+    };
+    if (!output->open(path, spec)) return failed();
     if (!output->write_image(type, data)) {
-        const std::string message = output->geterror();
+        Status s = failed();
         output->close();
-        return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + message);
+        return s;
     }
-    if (!output->close()) return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + output->geterror());
-    return Status::success();
+    // The return values decide, not has_error(): OpenImageIO 2.4's TIFF writer records "failed
+    // TIFFWriteCustomDirectory() of the Exif data" for every file, complete and readable as it is.
+    if (!output->close()) return failed();
+    return bytes;
 }
 
 }  // namespace nmc::image_backend

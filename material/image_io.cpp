@@ -1,5 +1,5 @@
 // What every image backend shares: format identification from the file's bytes, the dimension and size
-// limits, the source hash, and atomic writes (temporary file renamed into place).
+// limits, the source hash, and the atomic file write of the encoded bytes.
 #include "material/image_io.h"
 
 #include <sys/stat.h>
@@ -128,12 +128,12 @@ Status write_image_tagged(const std::string& path, const Image& image, const std
         return Status(StatusCode::invalid_argument, path + ": image has " + std::to_string(image.pixels.size()) +
                                                         " samples, expected " +
                                                         std::to_string(image.texel_count() * image.channels));
-    // Checked before encoding so a refused write costs nothing; commit() checks again against races.
+    // Checked before encoding so a refused write costs nothing; the write checks again against races.
     if (!overwrite && file_exists(path))
         return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
-    AtomicOutputPath out(path);
-    NMC_RETURN_IF_ERROR(image_backend::encode(out.temp_path(), path, image, f, color_space));
-    return out.commit(overwrite ? Overwrite::allow : Overwrite::refuse);
+    auto bytes = image_backend::encode(path, image, f, color_space);
+    if (!bytes.ok()) return bytes.status();
+    return write_file_atomically(path, bytes->data(), bytes->size(), overwrite ? Overwrite::allow : Overwrite::refuse);
 }
 
 const char* image_backend_name() { return image_backend::name(); }
