@@ -1,6 +1,6 @@
 // The interface each image backend (image_backend_oiio.cpp, image_backend_pngjpeg.cpp) implements; internal to
-// nmc_material. image_io.cpp does what both share: sniffing, size limits, hashing, and the atomic file write of
-// what the backends encode into memory.
+// nmc_material. image_io.cpp does what both share: sniffing, size limits, PNG chunk checks, hashing, and the
+// atomic file write of what the backends encode into memory.
 #pragma once
 
 #include <cmath>
@@ -23,8 +23,9 @@ struct Decoded {
 const char* name();
 bool supports(const std::string& format);
 
-// Decodes the file at `path` whose bytes are `bytes` and whose sniffed format is `format` (supported).
-// Checks width and height against kMaxImageDimension before allocating pixels. Messages start with `path`.
+// Decodes `bytes`, the content of the file at `path`, whose sniffed format is `format` (supported). Checks width
+// and height against kMaxImageDimension before allocating pixels. Anything the image library reports, warnings
+// included (a truncated or corrupt file it would fill with grey), fails with corrupt. Messages start with `path`.
 Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& format);
 
 // Encodes `image` as `format` (supported) into memory, the bytes of the file; messages name `path`, the

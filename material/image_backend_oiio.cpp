@@ -1,6 +1,7 @@
 // The OpenImageIO image backend: every format OIIO reads (PNG, JPEG, TGA, EXR, TIFF, DDS, ...); writes PNG,
 // JPEG, TGA, EXR and TIFF. Alpha stays unassociated (as stored) both ways; nmc quantises samples itself so
-// both backends store identical codes (spec 8.10). Encodes into memory: image_io.cpp writes the file.
+// both backends store identical codes (spec 8.10). Decodes from the bytes image_io.cpp read and encodes into
+// memory: image_io.cpp does the file I/O.
 #include <OpenImageIO/filesystem.h>
 #include <OpenImageIO/imageio.h>
 
@@ -56,11 +57,18 @@ bool supports(const std::string& format) {
     return false;
 }
 
-Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*bytes*/, const std::string& format) {
+Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& format) {
+    // From the bytes read (and hashed), not the path: the file may change between the two reads.
+    oiio::Filesystem::IOMemReader memory(bytes.data(), bytes.size());
+    auto input = oiio::ImageInput::create(format);
+    if (!input) return Status(StatusCode::internal, path + ": OpenImageIO has no " + format + " reader");
+    if (!input->set_ioproxy(&memory))
+        return Status(StatusCode::internal, path + ": the OpenImageIO " + format + " reader cannot read from memory");
     oiio::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);  // keep alpha as stored: it is a material channel, not coverage
-    auto input = oiio::ImageInput::open(path, &config);
-    if (!input) return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + oiio::geterror());
+    oiio::ImageSpec opened;
+    if (!input->open(path, opened, config))
+        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));
     const oiio::ImageSpec& spec = input->spec();
     if (spec.width < 1 || spec.height < 1 || spec.width > kMaxImageDimension || spec.height > kMaxImageDimension)
         return Status(StatusCode::limit_exceeded, path + ": image is " + std::to_string(spec.width) + "x" +
@@ -80,7 +88,10 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*by
     const bool read = is_integer ? input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16, codes.data())
                                  : input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::FLOAT,
                                                      out.image.pixels.data());
-    if (!read) return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + input->geterror());
+    // A reader may return success with an error recorded: libjpeg's warnings ("Premature end of JPEG file",
+    // "Corrupt JPEG data: ...") and libtiff's short strips fill the missing part with grey and go on.
+    if (!read || input->has_error())
+        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));
     if (is_integer) {
         // An 8-bit code c arrives as c * 257 in UINT16.
         const float scale = type == SampleType::uint8 ? 255.0f : 65535.0f;
@@ -89,7 +100,8 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*by
             out.image.pixels[i] = static_cast<float>(codes[i] / divisor) / scale;
     }
     out.declared_color_space = declared_color_space(spec, format);
-    input->close();
+    if (!input->close())
+        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));
     return out;
 }
 

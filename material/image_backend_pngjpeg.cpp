@@ -219,10 +219,21 @@ struct JpegErrorManager {
     char message[JMSG_LENGTH_MAX];
 };
 
+// The message kept is the first problem libjpeg reported: a warning about damaged data (jpeg_keep_warning) is
+// often what a later error follows from.
 [[noreturn]] void jpeg_error_to_jmp(j_common_ptr cinfo) {
     auto* errors = reinterpret_cast<JpegErrorManager*>(cinfo->err);
-    (*cinfo->err->format_message)(cinfo, errors->message);
+    if (cinfo->err->num_warnings == 0) (*cinfo->err->format_message)(cinfo, errors->message);
     std::longjmp(errors->jump, 1);
+}
+
+// libjpeg's warnings are damaged data ("Premature end of JPEG file", "Corrupt JPEG data: bad Huffman code"):
+// it carries on and fills what it could not decode with grey. The first one is kept (num_warnings counts them)
+// and the decode fails once libjpeg returns; trace messages (level >= 0) are dropped.
+void jpeg_keep_warning(j_common_ptr cinfo, int msg_level) {
+    if (msg_level >= 0) return;
+    auto* errors = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+    if (cinfo->err->num_warnings++ == 0) (*cinfo->err->format_message)(cinfo, errors->message);
 }
 
 // RAII for a libjpeg decompressor.
@@ -231,6 +242,7 @@ public:
     JpegReader() {
         cinfo_.err = jpeg_std_error(&errors_.base);
         errors_.base.error_exit = jpeg_error_to_jmp;
+        errors_.base.emit_message = jpeg_keep_warning;
         errors_.message[0] = '\0';
     }
     ~JpegReader() {
@@ -272,7 +284,7 @@ bool jpeg_decode_rows(JpegReader* reader, uint8_t* raw) {
 
 Result<Decoded> decode_jpeg(const std::string& path, const std::vector<uint8_t>& bytes) {
     JpegReader reader;
-    if (!jpeg_start(&reader, bytes))
+    if (!jpeg_start(&reader, bytes) || reader.errors()->base.num_warnings > 0)
         return Status(StatusCode::corrupt, path + ": JPEG error: " + reader.errors()->message);
     jpeg_decompress_struct* cinfo = reader.cinfo();
     if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK)
@@ -286,7 +298,7 @@ Result<Decoded> decode_jpeg(const std::string& path, const std::vector<uint8_t>&
     cinfo->out_color_space = cinfo->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     const int channels = cinfo->num_components == 1 ? 1 : 3;
     std::vector<uint8_t> raw(static_cast<size_t>(cinfo->image_width) * cinfo->image_height * channels);
-    if (!jpeg_decode_rows(&reader, raw.data()))
+    if (!jpeg_decode_rows(&reader, raw.data()) || reader.errors()->base.num_warnings > 0)
         return Status(StatusCode::corrupt, path + ": JPEG error: " + reader.errors()->message);
     Decoded out;
     out.image = Image(static_cast<int>(cinfo->image_width), static_cast<int>(cinfo->image_height), channels);

@@ -29,7 +29,9 @@ struct ImageFile {
 
 // Reads an image file. Values are normalised: 8-bit and 16-bit codes map to [0, 1] (code / 255,
 // code / 65535), float samples keep their values. Fails with io_error (missing, unreadable),
-// not_recognized (not an image), corrupt (truncated or undecodable), limit_exceeded (a dimension outside
+// not_recognized (not an image), corrupt (truncated or undecodable: whatever the image library reports,
+// warnings such as libjpeg's "Premature end of JPEG file" included; for PNG, any chunk whose CRC-32 does not
+// match, or a file that ends before IEND), limit_exceeded (a dimension outside
 // 1..kMaxImageDimension, file larger than kMaxImageFileBytes) or backend_unavailable (a format this build's
 // backend cannot read). Every message starts with the path. Thread-safe.
 Result<ImageFile> read_image_file(const std::string& path);

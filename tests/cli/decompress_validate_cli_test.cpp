@@ -487,6 +487,20 @@ TEST_F(DecompressValidateCli, ValidateChangedSourceExits11) {
     EXPECT_TRUE(contains(r.out, "verdict   source_mismatch")) << r.out;
 }
 
+// A source that no longer decodes (cut short here) cannot be the file the pack was made from (compress refuses
+// such files): a source mismatch naming the file and the problem. Before sources were checked for damage, the
+// hash told the same; now the read fails first, and that must not be exit 5, which says the pack is broken.
+TEST_F(DecompressValidateCli, ValidateTruncatedSourceIsASourceMismatch) {
+    const std::string source = source_dir_ + "/mat_Color.png";
+    std::vector<uint8_t> bytes = read_file(source, 1 << 20).value();
+    bytes.resize(bytes.size() / 2);
+    ASSERT_TRUE(write_file_atomically(source, bytes.data(), bytes.size()).ok());
+    const CommandResult r = run_nmc("validate '" + pack_path_ + "'");
+    EXPECT_EQ(r.exit_code, 11) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "FAIL      " + source + ": truncated PNG")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   source_mismatch")) << r.out;
+}
+
 // Heat maps (--diff) and the report (--json FILE) on a full disk (a file size limit of 1 byte, nmc_process.h):
 // exit 3 naming the file and the reason; no heat map, report or temporary file is left. Before, the heat maps were
 // written truncated by OpenImageIO and validate exited 0.

@@ -1,12 +1,17 @@
-// Runs the built `nmc scan` on material folders written by the test: --write-manifest on a full disk exits 3
+// Runs the built `nmc scan` on material folders written by the test: damaged source images in every format the
+// build reads are refused with exit 8 naming the file and the problem, and --write-manifest on a full disk exits 3
 // leaving nothing behind.
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
+#include "core/file_io.h"
+#include "material/image_io.h"
 #include "tests/cli/nmc_process.h"
+#include "tests/material/damaged_images.h"
 #include "tests/material/test_support.h"
 
 namespace nmc {
@@ -14,6 +19,36 @@ namespace {
 
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
+}
+
+// Bug: `nmc scan` (and compress, which loads images with the same code) took the first 1,000 or 20,000 bytes of a
+// 47 KB JPEG without a word, the missing part read as grey. Per format: a material folder holding one albedo map,
+// cut short inside its pixel data, then with one bit flipped where the format can tell (damaged_images.h says
+// where).
+TEST(ScanCli, DamagedImagesExit8NamingFileAndProblem) {
+    test::TempDir dir;
+    for (const std::string format : {"png", "jpeg", "tga", "exr", "tiff"}) {
+        if (!image_format_supported(format)) continue;  // PNGJPEG builds: exit 7, tested elsewhere
+        const std::string folder = dir.file(format);
+        std::filesystem::create_directories(folder);
+        const std::string file = folder + "/w_diff." + test::extension_of(format);
+        ASSERT_TRUE(write_image(file, test::damage_test_image(format), format, true).ok()) << format;
+        const Result<std::vector<uint8_t>> intact = read_file(file, 1 << 20);
+        ASSERT_TRUE(intact.ok()) << intact.status().to_string();
+        ASSERT_EQ(test::run_nmc("scan '" + folder + "'", dir.path()).exit_code, 0) << format;
+
+        for (const test::DamagedFile& damaged :
+             {test::truncated_in_pixels(format, *intact), test::detectable_flip(format, *intact)}) {
+            std::ofstream(file, std::ios::binary | std::ios::trunc)
+                .write(reinterpret_cast<const char*>(damaged.bytes.data()),
+                       static_cast<std::streamsize>(damaged.bytes.size()));
+            const test::CommandResult r = test::run_nmc("scan '" + folder + "'", dir.path());
+            EXPECT_EQ(r.exit_code, 8) << format << " " << damaged.what << ": " << r.err;
+            EXPECT_TRUE(contains(r.err, "nmc: error: " + file + ": "))
+                << format << " " << damaged.what << ": " << r.err;
+            EXPECT_TRUE(contains(r.err, damaged.problem)) << format << " " << damaged.what << ": " << r.err;
+        }
+    }
 }
 
 // Bug class: an output that could not be written completely while nmc said it was. With a file size limit of
