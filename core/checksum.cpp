@@ -1,4 +1,4 @@
-// CRC-32C (slicing-by-8 tables built once) and SHA-256.
+// CRC-32C (slicing-by-8 tables built once), CRC-32 (one table) and SHA-256.
 #include "core/checksum.h"
 
 #include <cstring>
@@ -23,6 +23,17 @@ const Crc32cTables& crc_tables() {
     static const Crc32cTables tables;
     return tables;
 }
+
+struct Crc32Table {
+    uint32_t t[256];
+    Crc32Table() {
+        for (uint32_t i = 0; i < 256; ++i) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; ++k) c = (c >> 1) ^ ((c & 1u) ? 0xEDB88320u : 0u);
+            t[i] = c;
+        }
+    }
+};
 
 uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
@@ -55,6 +66,14 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t size) {
 }
 
 uint32_t crc32c(const void* data, size_t size) { return crc32c_extend(0, data, size); }
+
+uint32_t crc32(const void* data, size_t size) {
+    static const Crc32Table table;
+    const auto* p = static_cast<const uint8_t*>(data);
+    uint32_t c = 0xFFFFFFFFu;
+    while (size--) c = (c >> 8) ^ table.t[(c ^ *p++) & 0xFFu];
+    return ~c;
+}
 
 Sha256::Sha256()
     : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}

@@ -1,5 +1,6 @@
 // Checksums and content hashes. CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, initial value and
-// final xor 0xFFFFFFFF) protects every header, table and section of a pack; SHA-256 identifies source images.
+// final xor 0xFFFFFFFF) protects every header, table and section of a pack; SHA-256 identifies source images;
+// CRC-32 (the PNG/zlib one) checks the chunks of PNG source images.
 #pragma once
 
 #include <array>
@@ -14,6 +15,10 @@ uint32_t crc32c(const void* data, size_t size);
 
 // Continues a CRC-32C over more bytes: crc32c_extend(crc32c(a), b) == crc32c(a + b).
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t size);
+
+// CRC-32 (ISO-HDLC: reflected polynomial 0xEDB88320, initial value and final xor 0xFFFFFFFF), the checksum of
+// PNG chunks and zlib. crc32("123456789") == 0xCBF43926.
+uint32_t crc32(const void* data, size_t size);
 
 // Incremental SHA-256 (FIPS 180-4).
 class Sha256 {

@@ -27,6 +27,35 @@ std::string make_temp_name(const std::string& destination) {
     return destination + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
+// The temporary file beside a destination: removed on destruction unless commit() renamed it into place.
+class AtomicOutputPath {
+public:
+    explicit AtomicOutputPath(std::string destination)
+        : destination_(std::move(destination)), temp_path_(make_temp_name(destination_)) {}
+    ~AtomicOutputPath() {
+        if (!committed_) ::unlink(temp_path_.c_str());
+    }
+    AtomicOutputPath(const AtomicOutputPath&) = delete;
+    AtomicOutputPath& operator=(const AtomicOutputPath&) = delete;
+
+    const std::string& temp_path() const { return temp_path_; }
+
+    // Renames the temporary file over the destination (fails if overwrite is refused and it exists).
+    Status commit(Overwrite overwrite) {
+        if (overwrite == Overwrite::refuse && exists(destination_))
+            return Status(StatusCode::io_error, destination_ + ": exists (use --force to overwrite)");
+        if (::rename(temp_path_.c_str(), destination_.c_str()) != 0)
+            return errno_status(destination_, "cannot rename temporary file into place");
+        committed_ = true;
+        return Status::success();
+    }
+
+private:
+    std::string destination_;
+    std::string temp_path_;
+    bool committed_ = false;
+};
+
 }  // namespace
 
 Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes) {
@@ -66,46 +95,35 @@ Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_byt
     return bytes;
 }
 
-AtomicOutputPath::AtomicOutputPath(std::string destination)
-    : destination_(std::move(destination)), temp_path_(make_temp_name(destination_)) {}
-
-AtomicOutputPath::~AtomicOutputPath() {
-    if (!committed_) ::unlink(temp_path_.c_str());
-}
-
-Status AtomicOutputPath::commit(Overwrite overwrite) {
-    if (overwrite == Overwrite::refuse && exists(destination_))
-        return Status(StatusCode::io_error, destination_ + ": exists (use --force to overwrite)");
-    if (::rename(temp_path_.c_str(), destination_.c_str()) != 0)
-        return errno_status(destination_, "cannot rename temporary file into place");
-    committed_ = true;
-    return Status::success();
-}
-
 Status write_file_atomically(const std::string& path, const void* data, size_t size, Overwrite overwrite) {
     if (overwrite == Overwrite::refuse && exists(path))
         return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
     AtomicOutputPath out(path);
     const int fd = ::open(out.temp_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return errno_status(out.temp_path(), "cannot create");
+    // Messages name the destination: the temporary file is gone by the time anyone reads them.
+    if (fd < 0) {
+        const int error = errno;
+        return Status(StatusCode::io_error,
+                      path + ": cannot create temporary file " + out.temp_path() + ": " + std::strerror(error));
+    }
     const auto* p = static_cast<const uint8_t*>(data);
     size_t done = 0;
     while (done < size) {
         const ssize_t n = ::write(fd, p + done, size - done);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
-            Status s = errno_status(out.temp_path(), "write failed");
+            Status s = errno_status(path, "write failed");
             ::close(fd);
             return s;
         }
         done += static_cast<size_t>(n);
     }
     if (::fsync(fd) != 0) {
-        Status s = errno_status(out.temp_path(), "fsync failed");
+        Status s = errno_status(path, "fsync failed");
         ::close(fd);
         return s;
     }
-    if (::close(fd) != 0) return errno_status(out.temp_path(), "close failed");
+    if (::close(fd) != 0) return errno_status(path, "close failed");
     return out.commit(overwrite);
 }
 

@@ -16,28 +16,11 @@ Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_byt
 
 enum class Overwrite { refuse, allow };
 
-// Writes `size` bytes to `path` atomically (temporary file + fsync + rename).
+// Writes `size` bytes to `path` atomically: to a temporary file beside it (PATH.tmp-PID-N), fsync'ed, then renamed
+// over `path`. Every write, the fsync and the close are checked: a failure (a full disk, a file size limit) is an
+// io_error naming the file and the reason, the temporary file is removed, and `path` is left as it was. Every
+// file nmc writes goes through here (packs, images, reports, manifests).
 Status write_file_atomically(const std::string& path, const void* data, size_t size,
                              Overwrite overwrite = Overwrite::allow);
-
-// A temporary path next to a destination, for writers that need a file name (image libraries): write to
-// temp_path(), then commit(). Destroying an uncommitted AtomicOutputPath removes the temporary file.
-class AtomicOutputPath {
-public:
-    explicit AtomicOutputPath(std::string destination);
-    ~AtomicOutputPath();
-    AtomicOutputPath(const AtomicOutputPath&) = delete;
-    AtomicOutputPath& operator=(const AtomicOutputPath&) = delete;
-
-    const std::string& temp_path() const { return temp_path_; }
-    const std::string& destination() const { return destination_; }
-    // Renames the temporary file over the destination (fails if overwrite is refused and it exists).
-    Status commit(Overwrite overwrite = Overwrite::allow);
-
-private:
-    std::string destination_;
-    std::string temp_path_;
-    bool committed_ = false;
-};
 
 }  // namespace nmc

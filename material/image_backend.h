@@ -1,5 +1,6 @@
 // The interface each image backend (image_backend_oiio.cpp, image_backend_pngjpeg.cpp) implements; internal to
-// nmc_material. image_io.cpp does what both share: sniffing, size limits, hashing, atomic renames.
+// nmc_material. image_io.cpp does what both share: sniffing, size limits, PNG chunk checks, hashing, and the
+// atomic file write of what the backends encode into memory.
 #pragma once
 
 #include <cmath>
@@ -22,13 +23,15 @@ struct Decoded {
 const char* name();
 bool supports(const std::string& format);
 
-// Decodes the file at `path` whose bytes are `bytes` and whose sniffed format is `format` (supported).
-// Checks width and height against kMaxImageDimension before allocating pixels. Messages start with `path`.
+// Decodes `bytes`, the content of the file at `path`, whose sniffed format is `format` (supported). Checks width
+// and height against kMaxImageDimension before allocating pixels. Anything the image library reports, warnings
+// included (a truncated or corrupt file it would fill with grey), fails with corrupt. Messages start with `path`.
 Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& format);
 
-// Encodes `image` as `format` (supported) into `temp_path`; messages name `path`, the destination.
-Status encode(const std::string& temp_path, const std::string& path, const Image& image, const std::string& format,
-              std::optional<ColorSpace> color_space);
+// Encodes `image` as `format` (supported) into memory, the bytes of the file; messages name `path`, the
+// destination (which is not touched).
+Result<std::vector<uint8_t>> encode(const std::string& path, const Image& image, const std::string& format,
+                                    std::optional<ColorSpace> color_space);
 
 // spec 8.10: uint8 files store floor(min(max(v, 0), 1) * 255 + 0.5); uint16 use 65535.
 inline uint8_t quantize_u8(float v) {

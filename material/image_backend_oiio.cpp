@@ -1,6 +1,8 @@
 // The OpenImageIO image backend: every format OIIO reads (PNG, JPEG, TGA, EXR, TIFF, DDS, ...); writes PNG,
 // JPEG, TGA, EXR and TIFF. Alpha stays unassociated (as stored) both ways; nmc quantises samples itself so
-// both backends store identical codes (spec 8.10).
+// both backends store identical codes (spec 8.10). Decodes from the bytes image_io.cpp read and encodes into
+// memory: image_io.cpp does the file I/O.
+#include <OpenImageIO/filesystem.h>
 #include <OpenImageIO/imageio.h>
 
 #include <algorithm>
@@ -37,6 +39,13 @@ std::optional<ColorSpace> declared_color_space(const oiio::ImageSpec& spec, cons
     return std::nullopt;
 }
 
+// OpenImageIO's error text can hold several lines (one per failed strip, say); the first says what happened.
+std::string first_line(const std::string& text) {
+    const size_t end = text.find('\n');
+    const std::string line = text.substr(0, end);
+    return line.empty() ? "unknown error" : line;
+}
+
 }  // namespace
 
 const char* name() { return "OpenImageIO"; }
@@ -48,11 +57,18 @@ bool supports(const std::string& format) {
     return false;
 }
 
-Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*bytes*/, const std::string& format) {
+Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& format) {
+    // From the bytes read (and hashed), not the path: the file may change between the two reads.
+    oiio::Filesystem::IOMemReader memory(bytes.data(), bytes.size());
+    auto input = oiio::ImageInput::create(format);
+    if (!input) return Status(StatusCode::internal, path + ": OpenImageIO has no " + format + " reader");
+    if (!input->set_ioproxy(&memory))
+        return Status(StatusCode::internal, path + ": the OpenImageIO " + format + " reader cannot read from memory");
     oiio::ImageSpec config;
     config.attribute("oiio:UnassociatedAlpha", 1);  // keep alpha as stored: it is a material channel, not coverage
-    auto input = oiio::ImageInput::open(path, &config);
-    if (!input) return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + oiio::geterror());
+    oiio::ImageSpec opened;
+    if (!input->open(path, opened, config))
+        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));
     const oiio::ImageSpec& spec = input->spec();
     if (spec.width < 1 || spec.height < 1 || spec.width > kMaxImageDimension || spec.height > kMaxImageDimension)
         return Status(StatusCode::limit_exceeded, path + ": image is " + std::to_string(spec.width) + "x" +
@@ -72,7 +88,10 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*by
     const bool read = is_integer ? input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16, codes.data())
                                  : input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::FLOAT,
                                                      out.image.pixels.data());
-    if (!read) return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + input->geterror());
+    // A reader may return success with an error recorded: libjpeg's warnings ("Premature end of JPEG file",
+    // "Corrupt JPEG data: ...") and libtiff's short strips fill the missing part with grey and go on.
+    if (!read || input->has_error())
+        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));
     if (is_integer) {
         // An 8-bit code c arrives as c * 257 in UINT16.
         const float scale = type == SampleType::uint8 ? 255.0f : 65535.0f;
@@ -81,12 +100,13 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& /*by
             out.image.pixels[i] = static_cast<float>(codes[i] / divisor) / scale;
     }
     out.declared_color_space = declared_color_space(spec, format);
-    input->close();
+    if (!input->close())
+        return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));
     return out;
 }
 
-Status encode(const std::string& temp_path, const std::string& path, const Image& image, const std::string& format,
-              std::optional<ColorSpace> color_space) {
+Result<std::vector<uint8_t>> encode(const std::string& path, const Image& image, const std::string& format,
+                                    std::optional<ColorSpace> color_space) {
     // The stored sample type: what the format can hold closest to image.sample_type (image_io.h).
     SampleType stored = image.sample_type;
     if (format == "png" && stored != SampleType::uint8) stored = SampleType::uint16;
@@ -118,17 +138,28 @@ Status encode(const std::string& temp_path, const std::string& path, const Image
     if (color_space == ColorSpace::srgb) spec.attribute("oiio:ColorSpace", "sRGB");
     if (color_space == ColorSpace::linear) spec.attribute("oiio:ColorSpace", "Linear");
 
-    auto output = oiio::ImageOutput::create(format);  // by format name: the temporary name has no extension
+    // Into memory: the caller writes the bytes with the checked atomic file write. OpenImageIO's writers do not
+    // all report failed writes to a file (a full disk gave truncated PNG, TGA and EXR files and success), and
+    // libjpeg's file destination exits the process on a failed write.
+    std::vector<uint8_t> bytes;
+    oiio::Filesystem::IOVecOutput memory(bytes);
+    auto output = oiio::ImageOutput::create(format);
     if (!output) return Status(StatusCode::internal, path + ": OpenImageIO has no " + format + " writer");
-    if (!output->open(temp_path, spec))
-        return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + output->geterror());
+    if (!output->set_ioproxy(&memory))
+        return Status(StatusCode::internal, path + ": the OpenImageIO " + format + " writer cannot write to memory");
+    const auto failed = [&] {
+        return Status(StatusCode::io_error, path + ": cannot encode " + format + ": " + first_line(output->geterror()));
+    };
+    if (!output->open(path, spec)) return failed();
     if (!output->write_image(type, data)) {
-        const std::string message = output->geterror();
+        Status s = failed();
         output->close();
-        return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + message);
+        return s;
     }
-    if (!output->close()) return Status(StatusCode::io_error, path + ": cannot write " + format + ": " + output->geterror());
-    return Status::success();
+    // The return values decide, not has_error(): OpenImageIO 2.4's TIFF writer records "failed
+    // TIFFWriteCustomDirectory() of the Exif data" for every file, complete and readable as it is.
+    if (!output->close()) return failed();
+    return bytes;
 }
 
 }  // namespace nmc::image_backend

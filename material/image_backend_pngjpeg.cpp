@@ -1,12 +1,16 @@
 // The PNGJPEG image backend: PNG (1-4 channels, 8 or 16 bits) through libpng and JPEG (grey or RGB, 8 bits)
 // through libjpeg, for machines without OpenImageIO. Both libraries report errors by longjmp, so each
-// protected step lives in its own small function whose frame holds no C++ object with a destructor.
+// protected step lives in its own small function whose frame holds no C++ object with a destructor. Both encode
+// into memory; image_io.cpp writes the bytes to the file.
 // jpeglib.h needs size_t and FILE declared before it.
 #include <csetjmp>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 
+#include <jerror.h>
 #include <jpeglib.h>
 #include <png.h>
 
@@ -145,33 +149,32 @@ Result<Decoded> decode_png(const std::string& path, const std::vector<uint8_t>& 
     return out;
 }
 
-// RAII for a FILE* opened for writing.
-class OutputFile {
-public:
-    explicit OutputFile(const std::string& path) : file_(std::fopen(path.c_str(), "wb")) {}
-    ~OutputFile() {
-        if (file_) std::fclose(file_);
+// Encoded bytes collected in memory by the libraries' output callbacks. Appending may throw std::bad_alloc, which
+// must not cross the C libraries' frames: append() reports it instead, and the callback raises the library's error.
+struct MemoryOutput {
+    std::vector<uint8_t> bytes;
+    bool append(const uint8_t* data, size_t size) {
+        try {
+            bytes.insert(bytes.end(), data, data + size);
+            return true;
+        } catch (const std::bad_alloc&) {
+            return false;
+        }
     }
-    OutputFile(const OutputFile&) = delete;
-    OutputFile& operator=(const OutputFile&) = delete;
-    FILE* get() const { return file_; }
-    // Closes the file; false when buffered data could not be written.
-    bool close() {
-        const bool ok = std::fclose(file_) == 0;
-        file_ = nullptr;
-        return ok;
-    }
-
-private:
-    FILE* file_;
 };
 
-bool png_write_all(png_structp png, png_infop info, FILE* file, const Image& image, int bit_depth,
+void png_write_to_memory(png_structp png, png_bytep data, png_size_t size) {
+    if (!static_cast<MemoryOutput*>(png_get_io_ptr(png))->append(data, size)) png_error(png, "out of memory");
+}
+
+void png_flush_nothing(png_structp) {}
+
+bool png_write_all(png_structp png, png_infop info, MemoryOutput* output, const Image& image, int bit_depth,
                    std::optional<ColorSpace> color_space, png_bytepp rows) {
     if (setjmp(png_jmpbuf(png))) return false;
     static const int kColorTypes[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                       PNG_COLOR_TYPE_RGB_ALPHA};
-    png_init_io(png, file);
+    png_set_write_fn(png, output, png_write_to_memory, png_flush_nothing);
     png_set_IHDR(png, info, static_cast<png_uint_32>(image.width), static_cast<png_uint_32>(image.height), bit_depth,
                  kColorTypes[image.channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                  PNG_FILTER_TYPE_DEFAULT);
@@ -184,8 +187,8 @@ bool png_write_all(png_structp png, png_infop info, FILE* file, const Image& ima
     return true;
 }
 
-Status encode_png(const std::string& temp_path, const std::string& path, const Image& image,
-                  std::optional<ColorSpace> color_space) {
+Result<std::vector<uint8_t>> encode_png(const std::string& path, const Image& image,
+                                        std::optional<ColorSpace> color_space) {
     const bool wide = image.sample_type != SampleType::uint8;  // float samples are stored as uint16
     const size_t row_samples = static_cast<size_t>(image.width) * image.channels;
     std::vector<uint8_t> raw(row_samples * image.height * (wide ? 2 : 1));
@@ -199,15 +202,13 @@ Status encode_png(const std::string& temp_path, const std::string& path, const I
     }
     std::vector<png_bytep> rows(image.height);
     for (int y = 0; y < image.height; ++y) rows[y] = raw.data() + y * row_samples * (wide ? 2 : 1);
-    OutputFile file(temp_path);
-    if (!file.get()) return Status(StatusCode::io_error, path + ": cannot create " + temp_path);
     PngErrorState errors;
     PngHandle handle(true, &errors);
     if (!handle.valid()) return Status(StatusCode::internal, path + ": libpng could not allocate a writer");
-    if (!png_write_all(handle.png(), handle.info(), file.get(), image, wide ? 16 : 8, color_space, rows.data()))
+    MemoryOutput output;
+    if (!png_write_all(handle.png(), handle.info(), &output, image, wide ? 16 : 8, color_space, rows.data()))
         return Status(StatusCode::io_error, path + ": PNG error: " + errors.message);
-    if (!file.close()) return Status(StatusCode::io_error, path + ": write failed");
-    return Status::success();
+    return std::move(output.bytes);
 }
 
 // ---- JPEG ----------------------------------------------------------------------------------------------
@@ -218,10 +219,21 @@ struct JpegErrorManager {
     char message[JMSG_LENGTH_MAX];
 };
 
+// The message kept is the first problem libjpeg reported: a warning about damaged data (jpeg_keep_warning) is
+// often what a later error follows from.
 [[noreturn]] void jpeg_error_to_jmp(j_common_ptr cinfo) {
     auto* errors = reinterpret_cast<JpegErrorManager*>(cinfo->err);
-    (*cinfo->err->format_message)(cinfo, errors->message);
+    if (cinfo->err->num_warnings == 0) (*cinfo->err->format_message)(cinfo, errors->message);
     std::longjmp(errors->jump, 1);
+}
+
+// libjpeg's warnings are damaged data ("Premature end of JPEG file", "Corrupt JPEG data: bad Huffman code"):
+// it carries on and fills what it could not decode with grey. The first one is kept (num_warnings counts them)
+// and the decode fails once libjpeg returns; trace messages (level >= 0) are dropped.
+void jpeg_keep_warning(j_common_ptr cinfo, int msg_level) {
+    if (msg_level >= 0) return;
+    auto* errors = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+    if (cinfo->err->num_warnings++ == 0) (*cinfo->err->format_message)(cinfo, errors->message);
 }
 
 // RAII for a libjpeg decompressor.
@@ -230,6 +242,7 @@ public:
     JpegReader() {
         cinfo_.err = jpeg_std_error(&errors_.base);
         errors_.base.error_exit = jpeg_error_to_jmp;
+        errors_.base.emit_message = jpeg_keep_warning;
         errors_.message[0] = '\0';
     }
     ~JpegReader() {
@@ -271,7 +284,7 @@ bool jpeg_decode_rows(JpegReader* reader, uint8_t* raw) {
 
 Result<Decoded> decode_jpeg(const std::string& path, const std::vector<uint8_t>& bytes) {
     JpegReader reader;
-    if (!jpeg_start(&reader, bytes))
+    if (!jpeg_start(&reader, bytes) || reader.errors()->base.num_warnings > 0)
         return Status(StatusCode::corrupt, path + ": JPEG error: " + reader.errors()->message);
     jpeg_decompress_struct* cinfo = reader.cinfo();
     if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK)
@@ -285,12 +298,42 @@ Result<Decoded> decode_jpeg(const std::string& path, const std::vector<uint8_t>&
     cinfo->out_color_space = cinfo->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
     const int channels = cinfo->num_components == 1 ? 1 : 3;
     std::vector<uint8_t> raw(static_cast<size_t>(cinfo->image_width) * cinfo->image_height * channels);
-    if (!jpeg_decode_rows(&reader, raw.data()))
+    if (!jpeg_decode_rows(&reader, raw.data()) || reader.errors()->base.num_warnings > 0)
         return Status(StatusCode::corrupt, path + ": JPEG error: " + reader.errors()->message);
     Decoded out;
     out.image = Image(static_cast<int>(cinfo->image_width), static_cast<int>(cinfo->image_height), channels);
     for (size_t i = 0; i < raw.size(); ++i) out.image.pixels[i] = static_cast<float>(raw[i]) / 255.0f;
     return out;
+}
+
+// A libjpeg destination that appends to a MemoryOutput through a fixed chunk. `base` comes first: libjpeg sees
+// a jpeg_destination_mgr*.
+struct JpegMemoryDestination {
+    jpeg_destination_mgr base;
+    MemoryOutput* output;
+    JOCTET chunk[65536];
+};
+
+JpegMemoryDestination* memory_destination(j_compress_ptr cinfo) {
+    return reinterpret_cast<JpegMemoryDestination*>(cinfo->dest);
+}
+
+void jpeg_start_chunk(j_compress_ptr cinfo) {
+    JpegMemoryDestination* d = memory_destination(cinfo);
+    d->base.next_output_byte = d->chunk;
+    d->base.free_in_buffer = sizeof d->chunk;
+}
+
+boolean jpeg_chunk_full(j_compress_ptr cinfo) {
+    JpegMemoryDestination* d = memory_destination(cinfo);
+    if (!d->output->append(d->chunk, sizeof d->chunk)) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 0);
+    jpeg_start_chunk(cinfo);
+    return TRUE;
+}
+
+void jpeg_last_chunk(j_compress_ptr cinfo) {
+    JpegMemoryDestination* d = memory_destination(cinfo);
+    if (!d->output->append(d->chunk, sizeof d->chunk - d->base.free_in_buffer)) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 0);
 }
 
 // RAII for a libjpeg compressor.
@@ -316,12 +359,16 @@ private:
     bool created_ = false;
 };
 
-bool jpeg_encode_all(JpegWriter* writer, FILE* file, int width, int height, int channels, const uint8_t* raw) {
+bool jpeg_encode_all(JpegWriter* writer, JpegMemoryDestination* destination, int width, int height, int channels,
+                     const uint8_t* raw) {
     if (setjmp(writer->errors()->jump)) return false;
     jpeg_compress_struct* cinfo = writer->cinfo();
     jpeg_create_compress(cinfo);
     *writer->created() = true;
-    jpeg_stdio_dest(cinfo, file);
+    destination->base.init_destination = jpeg_start_chunk;
+    destination->base.empty_output_buffer = jpeg_chunk_full;
+    destination->base.term_destination = jpeg_last_chunk;
+    cinfo->dest = &destination->base;
     cinfo->image_width = static_cast<JDIMENSION>(width);
     cinfo->image_height = static_cast<JDIMENSION>(height);
     cinfo->input_components = channels;
@@ -338,19 +385,19 @@ bool jpeg_encode_all(JpegWriter* writer, FILE* file, int width, int height, int 
     return true;
 }
 
-Status encode_jpeg(const std::string& temp_path, const std::string& path, const Image& image) {
+Result<std::vector<uint8_t>> encode_jpeg(const std::string& path, const Image& image) {
     if (image.channels != 1 && image.channels != 3)
         return Status(StatusCode::invalid_argument, path + ": JPEG holds 1 or 3 channels, image has " +
                                                         std::to_string(image.channels));
     std::vector<uint8_t> raw(image.pixels.size());
     for (size_t i = 0; i < raw.size(); ++i) raw[i] = quantize_u8(image.pixels[i]);
-    OutputFile file(temp_path);
-    if (!file.get()) return Status(StatusCode::io_error, path + ": cannot create " + temp_path);
+    MemoryOutput output;
+    auto destination = std::make_unique<JpegMemoryDestination>();  // 64 KiB: not on the stack
+    destination->output = &output;
     JpegWriter writer;
-    if (!jpeg_encode_all(&writer, file.get(), image.width, image.height, image.channels, raw.data()))
+    if (!jpeg_encode_all(&writer, destination.get(), image.width, image.height, image.channels, raw.data()))
         return Status(StatusCode::io_error, path + ": JPEG error: " + writer.errors()->message);
-    if (!file.close()) return Status(StatusCode::io_error, path + ": write failed");
-    return Status::success();
+    return std::move(output.bytes);
 }
 
 }  // namespace
@@ -363,9 +410,9 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& byte
     return format == "png" ? decode_png(path, bytes) : decode_jpeg(path, bytes);
 }
 
-Status encode(const std::string& temp_path, const std::string& path, const Image& image, const std::string& format,
-              std::optional<ColorSpace> color_space) {
-    return format == "png" ? encode_png(temp_path, path, image, color_space) : encode_jpeg(temp_path, path, image);
+Result<std::vector<uint8_t>> encode(const std::string& path, const Image& image, const std::string& format,
+                                    std::optional<ColorSpace> color_space) {
+    return format == "png" ? encode_png(path, image, color_space) : encode_jpeg(path, image);
 }
 
 }  // namespace nmc::image_backend

@@ -1,11 +1,12 @@
 // What every image backend shares: format identification from the file's bytes, the dimension and size
-// limits, the source hash, and atomic writes (temporary file renamed into place).
+// limits, the PNG chunk checks, the source hash, and the atomic file write of the encoded bytes.
 #include "material/image_io.h"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 #include "core/checksum.h"
@@ -57,6 +58,43 @@ Status check_dimensions(const std::string& path, uint64_t width, uint64_t height
     return Status::success();
 }
 
+std::string hex32(uint32_t v) {
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%08x", v);
+    return text;
+}
+
+// PNG protects every chunk with a CRC-32, but the image libraries check only some of them: OpenImageIO's reader
+// stops after the image data, and libpng drops an ancillary chunk with a bad CRC with a warning (a damaged sRGB
+// or gAMA chunk changed the colour space without a word). So every chunk up to IEND is checked here, for both
+// backends: a PNG cut short anywhere, or with any bit changed, is refused. Bytes after IEND are ignored.
+Status check_png_chunks(const std::string& path, const std::vector<uint8_t>& bytes) {
+    size_t offset = 8;  // after the signature
+    for (;;) {
+        const size_t left = bytes.size() - offset;
+        if (left < 12)
+            return Status(StatusCode::corrupt, path + ": truncated PNG: the file ends at byte " +
+                                                   std::to_string(bytes.size()) + ", before the IEND chunk");
+        const uint32_t length = read_be32(bytes.data() + offset);
+        std::string type(reinterpret_cast<const char*>(bytes.data() + offset + 4), 4);
+        for (char& c : type)
+            if (!std::isalpha(static_cast<unsigned char>(c))) c = '?';
+        const std::string chunk = "PNG chunk '" + type + "' at byte " + std::to_string(offset);
+        // left >= 12 and length < 2^32: neither side of the comparison overflows.
+        if (length > left - 12)
+            return Status(StatusCode::corrupt, path + ": truncated PNG: " + chunk + " holds " + std::to_string(length) +
+                                                   " bytes, the file has " + std::to_string(left - 12) +
+                                                   " after its header");
+        const uint32_t stored = read_be32(bytes.data() + offset + 8 + length);
+        const uint32_t computed = crc32(bytes.data() + offset + 4, size_t{length} + 4);
+        if (stored != computed)
+            return Status(StatusCode::corrupt, path + ": " + chunk + ": stored CRC mismatch (expected " +
+                                                   hex32(stored) + ", got " + hex32(computed) + ")");
+        offset += size_t{length} + 12;
+        if (type == "IEND") return Status::success();
+    }
+}
+
 std::string canonical_format(const std::string& format) {
     const std::string f = lower(format);
     if (f == "jpg") return "jpeg";
@@ -87,6 +125,7 @@ Result<ImageFile> read_image_file(const std::string& path) {
     if (format == "png") {
         if (bytes->size() < 24) return Status(StatusCode::corrupt, path + ": truncated PNG header");
         NMC_RETURN_IF_ERROR(check_dimensions(path, read_be32(bytes->data() + 16), read_be32(bytes->data() + 20)));
+        NMC_RETURN_IF_ERROR(check_png_chunks(path, *bytes));
     }
     auto decoded = image_backend::decode(path, *bytes, format);
     if (!decoded.ok()) return decoded.status();
@@ -128,12 +167,12 @@ Status write_image_tagged(const std::string& path, const Image& image, const std
         return Status(StatusCode::invalid_argument, path + ": image has " + std::to_string(image.pixels.size()) +
                                                         " samples, expected " +
                                                         std::to_string(image.texel_count() * image.channels));
-    // Checked before encoding so a refused write costs nothing; commit() checks again against races.
+    // Checked before encoding so a refused write costs nothing; the write checks again against races.
     if (!overwrite && file_exists(path))
         return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
-    AtomicOutputPath out(path);
-    NMC_RETURN_IF_ERROR(image_backend::encode(out.temp_path(), path, image, f, color_space));
-    return out.commit(overwrite ? Overwrite::allow : Overwrite::refuse);
+    auto bytes = image_backend::encode(path, image, f, color_space);
+    if (!bytes.ok()) return bytes.status();
+    return write_file_atomically(path, bytes->data(), bytes->size(), overwrite ? Overwrite::allow : Overwrite::refuse);
 }
 
 const char* image_backend_name() { return image_backend::name(); }

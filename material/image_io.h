@@ -29,7 +29,9 @@ struct ImageFile {
 
 // Reads an image file. Values are normalised: 8-bit and 16-bit codes map to [0, 1] (code / 255,
 // code / 65535), float samples keep their values. Fails with io_error (missing, unreadable),
-// not_recognized (not an image), corrupt (truncated or undecodable), limit_exceeded (a dimension outside
+// not_recognized (not an image), corrupt (truncated or undecodable: whatever the image library reports,
+// warnings such as libjpeg's "Premature end of JPEG file" included; for PNG, any chunk whose CRC-32 does not
+// match, or a file that ends before IEND), limit_exceeded (a dimension outside
 // 1..kMaxImageDimension, file larger than kMaxImageFileBytes) or backend_unavailable (a format this build's
 // backend cannot read). Every message starts with the path. Thread-safe.
 Result<ImageFile> read_image_file(const std::string& path);
@@ -37,10 +39,11 @@ Result<ImageFile> read_image_file(const std::string& path);
 // read_image_file(path) without the metadata.
 Result<Image> read_image(const std::string& path);
 
-// Writes `image` as `format` (png, jpeg, tga, exr, tiff; "jpg" and "tif" are accepted) through a temporary
-// file renamed into place, so an existing file is never half-overwritten. Samples are quantised as format
-// spec 8.10 says, to image.sample_type where the format holds it: PNG stores uint8 or uint16 (float samples
-// as uint16), JPEG and TGA uint8, EXR float16 or float32 (integer samples as float32), TIFF all four.
+// Writes `image` as `format` (png, jpeg, tga, exr, tiff; "jpg" and "tif" are accepted): encoded in memory, then
+// written with write_file_atomically() (core/file_io.h), so a failed write (a full disk) is an io_error that
+// leaves neither a partial file nor a temporary one, and an existing file is never half-overwritten. Samples are
+// quantised as format spec 8.10 says, to image.sample_type where the format holds it: PNG stores uint8 or uint16
+// (float samples as uint16), JPEG and TGA uint8, EXR float16 or float32 (integer samples as float32), TIFF all four.
 // With overwrite false an existing file is an io_error and is left untouched. Thread-safe.
 Status write_image(const std::string& path, const Image& image, const std::string& format, bool overwrite);
 

@@ -175,7 +175,11 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     report.source_dir = source_dir;
     auto reference = load_reference(source_dir, pack.value());
     if (!reference.ok()) {
-        if (reference.status().code() == StatusCode::invalid_argument) {
+        // A source of another size or channel count, or one that no longer decodes (truncated, damaged: the
+        // compressor refuses such files, so no pack was made from it), is not the file the pack was made from.
+        const StatusCode code = reference.status().code();
+        if (code == StatusCode::invalid_argument || code == StatusCode::corrupt || code == StatusCode::not_recognized ||
+            code == StatusCode::limit_exceeded) {
             report.verdict = Verdict::source_mismatch;
             report.failures.push_back(reference.status().message());
             return report;

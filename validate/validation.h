@@ -75,7 +75,9 @@ std::string source_folder_to_record(const std::string& source_folder, const std:
 
 // Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all (io_error), is not
 // an nmc pack or has a major version this build cannot read (not_recognized, version_unsupported), source files
-// cannot be read, or heat maps cannot be written; every finding about the pack itself is in the report's verdict.
+// cannot be read (io_error) or their format is not in this build (backend_unavailable), or heat maps cannot be
+// written (io_error: nothing partial is left); every finding about the pack itself is in the report's verdict,
+// and a source file that does not decode (corrupt, truncated) is a source mismatch.
 Result<ValidationReport> validate_pack_file(const std::string& path, const ValidationOptions& options);
 
 // The report as a JSON object carrying every number `nmc validate` prints.

@@ -2,7 +2,7 @@
 // a broken material (exit 9, the rest done), up-to-date packs skipped, --force, --dry-run, a kill -9 in the
 // middle and a restart, stale working folders and claims of dead batches, two batches sharing one tree, sharding
 // N = 1..5, the report's numbers against `nmc inspect --json`, Unreal-named maps and images left out of packs
-// (--strict).
+// (--strict), and reports on a full disk.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -449,6 +449,19 @@ TEST(BatchCli, ShardRunsMergeIntoOneReport) {
         EXPECT_EQ(row["status"], "ok") << name;
         EXPECT_GT(row["pack_bytes"].get<uint64_t>(), 0u) << name;
     }
+}
+
+// The reports on a full disk (a file size limit of 1 byte, tests/cli/nmc_process.h): exit 3 naming the report and
+// the reason, and no report or temporary file left under OUT.
+TEST(BatchCli, ReportsOnAFullDiskExit3AndLeaveNothing) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/m", "m", 0);
+    const CommandResult r =
+        nmc::test::run_nmc_with_file_size_limit(fast_batch(root + " -o " + out + " --report-only"), 1);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("nmc: error: " + out + "/report.json: write failed: "), std::string::npos) << r.err;
+    EXPECT_EQ(files_under(out), std::set<std::string>{});
 }
 
 // --target-psnr reaches every child: a low target is met (and the settings change rebuilds the packs made

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -217,6 +219,37 @@ TEST_F(DecompressValidateCli, RefusesToOverwriteWithoutForceAndWritesNothing) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(entries(out), source_names());
     EXPECT_TRUE(read_image(existing).ok());
+}
+
+// Bug: on a full disk, `decompress --format png|tga|exr` exited 0 and printed "wrote" for truncated and empty files
+// (OpenImageIO's writers did not report the failed writes), and `--format source` of a JPEG texture exited 1 and
+// left NAME.jpg.tmp-PID-N behind (libjpeg ends the process on a failed write). With a file size limit of 1 byte
+// (nmc_process.h), every image write fails after its first byte: exit 3 naming the file and the reason, nothing
+// printed as written, and nothing at all left in the output folder.
+TEST_F(DecompressValidateCli, DecompressOnAFullDiskExits3AndLeavesNothing) {
+    Pack with_jpeg = pack_;  // the colour texture as a JPEG file, for --format source
+    with_jpeg.textures[0] =
+        texture_layout("mat_Color.jpg", SampleType::uint8, ColorSpace::srgb, pack_.textures[0].channels);
+    const std::string jpeg_pack = dir_.file("jpeg.nmc");
+    ASSERT_TRUE(write_pack_file(jpeg_pack, with_jpeg).ok());
+
+    struct Case {
+        std::string pack, format, first_file;
+    };
+    std::vector<Case> cases = {{pack_path_, "png", "mat_Color.png"}, {jpeg_pack, "source", "mat_Color.jpg"}};
+    if (image_format_supported("tga")) cases.push_back({pack_path_, "tga", "mat_Color.tga"});
+    if (has_exr_) cases.push_back({pack_path_, "exr", "mat_Color.exr"});
+    for (const Case& c : cases) {
+        const std::string out = dir_.file("out-" + c.format);
+        const CommandResult r =
+            test::run_nmc_with_file_size_limit("decompress '" + c.pack + "' -o '" + out + "' --format " + c.format, 1);
+        EXPECT_EQ(r.exit_code, 3) << c.format << ": " << r.err;
+        EXPECT_TRUE(
+            contains(r.err, "nmc: error: " + out + "/" + c.first_file + ": write failed: " + std::strerror(EFBIG)))
+            << c.format << ": " << r.err;
+        EXPECT_FALSE(contains(r.out, "wrote")) << c.format << ": " << r.out;
+        EXPECT_EQ(entries(out), std::vector<std::string>{}) << c.format;
+    }
 }
 
 // --device cuda: decodes on the GPU where the build has the CUDA decoder and a device exists (same files as the
@@ -452,6 +485,40 @@ TEST_F(DecompressValidateCli, ValidateChangedSourceExits11) {
     EXPECT_EQ(r.exit_code, 11) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "mat_Height.png: CHANGED since compression")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   source_mismatch")) << r.out;
+}
+
+// A source that no longer decodes (cut short here) cannot be the file the pack was made from (compress refuses
+// such files): a source mismatch naming the file and the problem. Before sources were checked for damage, the
+// hash told the same; now the read fails first, and that must not be exit 5, which says the pack is broken.
+TEST_F(DecompressValidateCli, ValidateTruncatedSourceIsASourceMismatch) {
+    const std::string source = source_dir_ + "/mat_Color.png";
+    std::vector<uint8_t> bytes = read_file(source, 1 << 20).value();
+    bytes.resize(bytes.size() / 2);
+    ASSERT_TRUE(write_file_atomically(source, bytes.data(), bytes.size()).ok());
+    const CommandResult r = run_nmc("validate '" + pack_path_ + "'");
+    EXPECT_EQ(r.exit_code, 11) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "FAIL      " + source + ": truncated PNG")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   source_mismatch")) << r.out;
+}
+
+// Heat maps (--diff) and the report (--json FILE) on a full disk (a file size limit of 1 byte, nmc_process.h):
+// exit 3 naming the file and the reason; no heat map, report or temporary file is left. Before, the heat maps were
+// written truncated by OpenImageIO and validate exited 0.
+TEST_F(DecompressValidateCli, ValidateOnAFullDiskExits3AndLeavesNothing) {
+    const std::string diff = dir_.file("diff");
+    CommandResult r = test::run_nmc_with_file_size_limit("validate '" + pack_path_ + "' --diff '" + diff + "'", 1);
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: " + diff + "/mat_Color_diff.png: write failed: " + std::strerror(EFBIG)))
+        << r.err;
+    EXPECT_EQ(entries(diff), std::vector<std::string>{});
+
+    const std::string reports = dir_.file("reports");
+    ASSERT_EQ(::mkdir(reports.c_str(), 0755), 0);
+    r = test::run_nmc_with_file_size_limit("validate '" + pack_path_ + "' --json '" + reports + "/report.json'", 1);
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: " + reports + "/report.json: write failed: " + std::strerror(EFBIG)))
+        << r.err;
+    EXPECT_EQ(entries(reports), std::vector<std::string>{});
 }
 
 TEST_F(DecompressValidateCli, ValidateMissingOrNonPackFile) {

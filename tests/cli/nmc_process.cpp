@@ -1,9 +1,12 @@
 // Running the built nmc executable from tests.
 #include "tests/cli/nmc_process.h"
 
+#include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +21,28 @@ std::string slurp(const std::string& path) {
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
+}
+
+// Reads both pipes until both are closed (in turn, so that neither fills up and blocks the child).
+void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
+    pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+    std::string* sinks[2] = {&out, &err};
+    int open_count = 2;
+    while (open_count > 0) {
+        if (::poll(fds, 2, -1) < 0) return;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            char buffer[4096];
+            const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+            if (n > 0) {
+                sinks[i]->append(buffer, static_cast<size_t>(n));
+            } else {
+                ::close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_count;
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -47,6 +72,40 @@ CommandResult run_nmc_in(const std::string& working_dir, const std::string& args
     r.err = slurp(err_path);
     std::remove(out_path.c_str());
     std::remove(err_path.c_str());
+    return r;
+}
+
+CommandResult run_nmc_with_file_size_limit(const std::string& args, uint64_t max_file_bytes) {
+    const std::string command = "exec '" + std::filesystem::absolute(nmc_binary()).string() + "' " + args;
+    int out_pipe[2], err_pipe[2];
+    CommandResult r;
+    if (::pipe(out_pipe) != 0) return r;
+    if (::pipe(err_pipe) != 0) {
+        ::close(out_pipe[0]);
+        ::close(out_pipe[1]);
+        return r;
+    }
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::dup2(out_pipe[1], STDOUT_FILENO);
+        ::dup2(err_pipe[1], STDERR_FILENO);
+        for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+        const rlimit limit{max_file_bytes, max_file_bytes};
+        std::signal(SIGXFSZ, SIG_IGN);  // an ignored signal stays ignored across exec
+        if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(125);
+        ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    if (child < 0) {
+        ::close(out_pipe[0]);
+        ::close(err_pipe[0]);
+        return r;
+    }
+    drain(out_pipe[0], err_pipe[0], r.out, r.err);
+    int status = 0;
+    if (::waitpid(child, &status, 0) == child && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     return r;
 }
 

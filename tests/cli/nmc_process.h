@@ -2,6 +2,7 @@
 // stdout and stderr captured.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace nmc::test {
@@ -21,5 +22,11 @@ CommandResult run_nmc(const std::string& args, const std::string& scratch_dir);
 
 // The same with `working_dir` as the working directory of nmc (relative paths in `args` are relative to it).
 CommandResult run_nmc_in(const std::string& working_dir, const std::string& args, const std::string& scratch_dir);
+
+// run_nmc() on a full disk, without one (and without root to mount a tiny file system): nmc runs in a child
+// process whose file size limit (RLIMIT_FSIZE) is `max_file_bytes`, with SIGXFSZ ignored, so a write that would
+// make any file larger fails with EFBIG, as one on a full disk fails with ENOSPC, after writing what fits.
+// stdout and stderr come back through pipes, which the limit does not touch.
+CommandResult run_nmc_with_file_size_limit(const std::string& args, uint64_t max_file_bytes);
 
 }  // namespace nmc::test

@@ -1,26 +1,35 @@
-// `nmc scan` as a user runs it (the built executable on a folder written by the test): what it finds in an Unreal
-// folder, an image it leaves out as a warning naming the file and why, and under --strict an error (exit 8).
+// Runs the built `nmc scan` on material folders written by the test: what it finds in an Unreal folder, an image it
+// leaves out as a warning naming the file and why (under --strict an error, exit 8), damaged source images in every
+// format the build reads refused with exit 8 naming the file and the problem, and --write-manifest on a full disk
+// exiting 3 and leaving nothing behind.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "core/file_io.h"
+#include "material/image_io.h"
 #include "tests/cli/nmc_process.h"
+#include "tests/material/damaged_images.h"
 #include "tests/material/test_support.h"
 
+namespace nmc {
 namespace {
 
 using Json = nlohmann::json;
-using nmc::test::CommandResult;
-using nmc::test::run_nmc;
-using nmc::test::TempDir;
+using test::CommandResult;
+using test::run_nmc;
+using test::TempDir;
 
 // FOLDER/T_Rock_D.png and T_Rock_N.png (Unreal names), and T_Rock_Preview.png, which names no map.
 void write_rock(const std::string& folder) {
     std::filesystem::create_directories(folder);
     for (const char* name : {"T_Rock_D.png", "T_Rock_N.png", "T_Rock_Preview.png"})
-        nmc::test::write_png(folder + "/" + name, nmc::test::make_image(4, 4, 3, nmc::test::code));
+        test::write_png(folder + "/" + name, test::make_image(4, 4, 3, test::code));
 }
 
 const char* kLeftOut = "T_Rock_Preview.png is not packed: file name matches no map convention";
@@ -53,4 +62,64 @@ TEST(ScanCli, ImageLeftOutIsAWarningAndUnderStrictAnError) {
         << r.err;
 }
 
+
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+// Bug: `nmc scan` (and compress, which loads images with the same code) took the first 1,000 or 20,000 bytes of a
+// 47 KB JPEG without a word, the missing part read as grey. Per format: a material folder holding one albedo map,
+// cut short inside its pixel data, then with one bit flipped where the format can tell (damaged_images.h says
+// where).
+TEST(ScanCli, DamagedImagesExit8NamingFileAndProblem) {
+    test::TempDir dir;
+    for (const std::string format : {"png", "jpeg", "tga", "exr", "tiff"}) {
+        if (!image_format_supported(format)) continue;  // PNGJPEG builds: exit 7, tested elsewhere
+        const std::string folder = dir.file(format);
+        std::filesystem::create_directories(folder);
+        const std::string file = folder + "/w_diff." + test::extension_of(format);
+        ASSERT_TRUE(write_image(file, test::damage_test_image(format), format, true).ok()) << format;
+        const Result<std::vector<uint8_t>> intact = read_file(file, 1 << 20);
+        ASSERT_TRUE(intact.ok()) << intact.status().to_string();
+        ASSERT_EQ(test::run_nmc("scan '" + folder + "'", dir.path()).exit_code, 0) << format;
+
+        for (const test::DamagedFile& damaged :
+             {test::truncated_in_pixels(format, *intact), test::detectable_flip(format, *intact)}) {
+            std::ofstream(file, std::ios::binary | std::ios::trunc)
+                .write(reinterpret_cast<const char*>(damaged.bytes.data()),
+                       static_cast<std::streamsize>(damaged.bytes.size()));
+            const test::CommandResult r = test::run_nmc("scan '" + folder + "'", dir.path());
+            EXPECT_EQ(r.exit_code, 8) << format << " " << damaged.what << ": " << r.err;
+            EXPECT_TRUE(contains(r.err, "nmc: error: " + file + ": "))
+                << format << " " << damaged.what << ": " << r.err;
+            EXPECT_TRUE(contains(r.err, damaged.problem)) << format << " " << damaged.what << ": " << r.err;
+        }
+    }
+}
+
+// Bug class: an output that could not be written completely while nmc said it was. With a file size limit of
+// 1 byte (a full disk, nmc_process.h), the manifest write fails: exit 3 naming the file and the reason, and neither
+// the manifest nor a temporary file is left.
+TEST(ScanCli, WriteManifestOnAFullDiskExits3AndLeavesNothing) {
+    test::TempDir dir;
+    const std::string folder = dir.file("mat");
+    const std::string out = dir.file("out");
+    std::filesystem::create_directories(folder);
+    std::filesystem::create_directories(out);
+    test::write_png(folder + "/w_diff.png", test::make_image(4, 4, 3, test::code));
+    const std::string manifest = out + "/mat.json";
+
+    const test::CommandResult r =
+        test::run_nmc_with_file_size_limit("scan '" + folder + "' --write-manifest '" + manifest + "'", 1);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: " + manifest + ": write failed: " + std::strerror(EFBIG))) << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(out));
+
+    const test::CommandResult written =
+        test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "'", dir.path());
+    EXPECT_EQ(written.exit_code, 0) << written.err;
+    EXPECT_TRUE(std::filesystem::exists(manifest));
+}
+
 }  // namespace
+}  // namespace nmc

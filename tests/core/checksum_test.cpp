@@ -1,4 +1,5 @@
-// CRC-32C and SHA-256 against published test vectors (RFC 3720 appendix B.4; FIPS 180-2 examples).
+// CRC-32C, CRC-32 and SHA-256 against published test vectors (RFC 3720 appendix B.4; the CRC catalogue's
+// CRC-32/ISO-HDLC check value and PNG's IEND chunk; FIPS 180-2 examples).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -29,6 +30,12 @@ TEST(Crc32c, ExtendEqualsOneShotAtEverySplit) {
     const uint32_t whole = crc_of(data);
     for (size_t split = 0; split <= data.size(); ++split)
         EXPECT_EQ(crc32c_extend(crc32c(data.data(), split), data.data() + split, data.size() - split), whole) << split;
+}
+
+TEST(Crc32, KnownVectors) {
+    EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u);
+    EXPECT_EQ(crc32("", 0), 0u);
+    EXPECT_EQ(crc32("IEND", 4), 0xAE426082u);  // every PNG ends with this chunk CRC
 }
 
 TEST(Sha256, KnownVectors) {

@@ -1,11 +1,17 @@
-// Whole-file reads with a limit and atomic writes (no temporary left behind, refuse-overwrite honoured).
+// Whole-file reads with a limit and atomic writes (no temporary left behind, also when a write fails;
+// refuse-overwrite honoured).
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -67,16 +73,35 @@ TEST(FileIo, RefuseOverwriteKeepsTheOldFile) {
     EXPECT_EQ(read_file(path, 100).value(), (std::vector<uint8_t>{8, 9}));
 }
 
-TEST(FileIo, UncommittedOutputPathRemovesItsTemporary) {
+// A full disk, without one: in a child process whose file size limit (RLIMIT_FSIZE) is 4 KiB, with SIGXFSZ
+// ignored so that a write past it fails with EFBIG, 64 KiB are written over an existing file. The write must fail
+// naming the file and the reason, leave no temporary file, and leave the old file as it was. The child reports
+// through its exit code: 0 as expected, 2 the write succeeded, 3 another status or message.
+TEST(FileIo, FailedWriteLeavesNoTemporaryAndKeepsTheOldFile) {
     TempFolder dir;
-    {
-        AtomicOutputPath out(dir.path() + "/image.png");
-        std::FILE* f = std::fopen(out.temp_path().c_str(), "wb");
-        ASSERT_NE(f, nullptr);
-        std::fclose(f);
-        EXPECT_EQ(dir.entries().size(), 1u);
+    const std::string path = dir.path() + "/out.bin";
+    const std::vector<uint8_t> old = {1, 2, 3};
+    ASSERT_TRUE(write_file_atomically(path, old.data(), old.size()).ok());
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        const rlimit limit{4096, 4096};
+        std::signal(SIGXFSZ, SIG_IGN);
+        if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(4);
+        const std::vector<uint8_t> big(65536, 0x5A);
+        const Status s = write_file_atomically(path, big.data(), big.size());
+        if (s.ok()) ::_exit(2);
+        const bool expected = s.code() == StatusCode::io_error &&
+                              s.message().rfind(path + ": write failed: ", 0) == 0 &&
+                              s.message().find(std::strerror(EFBIG)) != std::string::npos;
+        ::_exit(expected ? 0 : 3);
     }
-    EXPECT_TRUE(dir.entries().empty());
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(dir.entries(), std::vector<std::string>{"out.bin"});
+    EXPECT_EQ(read_file(path, 100).value(), old);
 }
 
 TEST(FileIo, ReadFileLimitAndMissingFile) {
