@@ -200,7 +200,7 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
     // as binary16 weights). Specialization constants: 0 the widest layer, 1 (cooperative-matrix path) that width
     // padded to 16, and nmc_decode.glsl's network shape.
     max_width = gpu_model.max_width;
-    shape = gpu_model.shape;
+    if (options.shape_constants) shape = gpu_model.shape;
     const auto width = static_cast<uint32_t>(gpu_model.max_width);
     std::vector<SpecializationConstant> constants = shape_constants(shape);
     constants.push_back({0, width});

@@ -49,6 +49,9 @@ struct VulkanDecoderOptions {
     // device of any type.
     int device = -1;
     VulkanNetworkPath path = VulkanNetworkPath::automatic;
+    // Whether the pipelines get nmc_decode.glsl's shape constants (GpuModel::shape). false runs the include as an
+    // engine that leaves them unset does: the shape read from the model buffer, the same values, much slower.
+    bool shape_constants = true;
 };
 
 // A texture decoded into a VkImage (inference on load) and read back from it.

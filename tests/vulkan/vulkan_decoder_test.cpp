@@ -37,15 +37,15 @@ VulkanDecoderOptions on_path(VulkanNetworkPath path) {
 
 // Every mip of the pack on the Vulkan decoder and the CPU's portable kernel. Values further apart than `tolerance`
 // (0: value for value; == also equates -0.0 and +0.0, the same value) may be at most `max_fraction` of all.
-void expect_agreement_with_portable_kernel(const Pack& pack, VulkanNetworkPath path, float tolerance = 0.0f,
-                                           double max_fraction = 0.0) {
+void expect_agreement_with_portable_kernel(const Pack& pack, const VulkanDecoderOptions& options,
+                                           float tolerance = 0.0f, double max_fraction = 0.0) {
     CpuDecoderOptions cpu_options;
     cpu_options.isa = CpuIsa::portable;
     Result<CpuDecoder> cpu = CpuDecoder::create(pack, cpu_options);
     ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
-    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack, on_path(path));
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack, options);
     ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
-    ASSERT_EQ(gpu->path(), path);
+    ASSERT_EQ(gpu->path(), options.path == VulkanNetworkPath::automatic ? VulkanNetworkPath::scalar : options.path);
     size_t beyond = 0;
     size_t total = 0;
     for (int m = 0; m < pack.material.mip_count; ++m) {
@@ -77,7 +77,7 @@ void expect_agreement_with_portable_kernel(const Pack& pack, VulkanNetworkPath p
 }
 
 void expect_equal_to_portable_kernel(const Pack& pack) {
-    expect_agreement_with_portable_kernel(pack, VulkanNetworkPath::scalar);
+    expect_agreement_with_portable_kernel(pack, on_path(VulkanNetworkPath::scalar));
 }
 
 // The first device that runs the cooperative-matrix path, or -1.
@@ -120,6 +120,21 @@ TEST(VulkanDecoder, GeneralPacksEqualThePortableKernelBitForBit) {
         SCOPED_TRACE(to_string(a));
         expect_equal_to_portable_kernel(with_arithmetic(test::make_random_pack(o), a));
     }
+}
+
+// The include as an engine that leaves its shape constants unset runs it (the shape read from the model buffer): the
+// same values, on the general packs and on a network of other widths and layer count.
+TEST(VulkanDecoder, WithoutShapeConstantsTheSameValues) {
+    VulkanDecoderOptions generic = on_path(VulkanNetworkPath::scalar);
+    generic.shape_constants = false;
+    test::RandomPackOptions o = test::general_pack_options();
+    for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
+        SCOPED_TRACE(to_string(a));
+        expect_agreement_with_portable_kernel(with_arithmetic(test::make_random_pack(o), a), generic);
+    }
+    o.hidden_widths = {40, 24};
+    o.feature_count = 5;
+    expect_agreement_with_portable_kernel(test::make_random_pack(o), generic);
 }
 
 // Wide layers (up to spec 9's 256), one texture of one channel, a non-square clamp material.
@@ -191,14 +206,14 @@ TEST(VulkanDecoder, CooperativeMatrixPathAgreesWhereTheDeviceHasIt) {
         for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
             SCOPED_TRACE(std::string(c.name) + ", " + to_string(a));
             expect_agreement_with_portable_kernel(with_arithmetic(test::make_random_pack(c.options), a),
-                                                  VulkanNetworkPath::cooperative_matrix);
+                                                  on_path(VulkanNetworkPath::cooperative_matrix));
         }
     }
     const test::RandomPackOptions o = test::general_pack_options();
     for (Arithmetic a : {Arithmetic::float32, Arithmetic::binary16}) {
         SCOPED_TRACE(std::string("general pack, ") + to_string(a));
         expect_agreement_with_portable_kernel(with_arithmetic(test::make_random_pack(o), a),
-                                              VulkanNetworkPath::cooperative_matrix, kSumOrderTolerance,
+                                              on_path(VulkanNetworkPath::cooperative_matrix), kSumOrderTolerance,
                                               kMaxFractionBeyondTolerance);
     }
 }
