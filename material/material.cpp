@@ -604,8 +604,9 @@ Result<WrittenTexture> write_texture(const std::string& out_dir, const TextureLa
 
     Image image = decoded;
     image.sample_type = layout.sample_type;
-    // Which samples get clamped to [0, 1]: all of them in an integer file, the converted colour channels (whose
-    // sRGB decoding is defined on [0, 1]) in a float one. Counted so the caller can say what was lost.
+    // spec 8.10: float files hold linear light, integer files clamp to [0, 1]. The samples clamped are all of them
+    // in an integer file, the converted colour channels (sRGB decoding is defined on [0, 1]) in a float one; they
+    // are counted so the caller can say what was lost.
     const auto n = static_cast<size_t>(image.channels);
     for (size_t c = 0; c < n; ++c) {
         const bool convert = written.converted_to_linear && is_color(layout.channels[c].semantic);
