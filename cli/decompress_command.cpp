@@ -46,6 +46,18 @@ Status make_directories(const std::string& dir) {
     return Status::success();
 }
 
+// The values a file could not hold, said once per file: which texture, which file, how many samples, their range.
+void warn_clipped(const TextureLayout& layout, const WrittenTexture& file) {
+    const std::string why = file.converted_to_linear
+                                ? "the sRGB transfer function converting them to linear is defined on [0, 1]"
+                                : std::string("a ") + to_string(file.sample_type) + " file holds [0, 1]; --format exr keeps them";
+    std::fprintf(stderr,
+                 "nmc: warning: texture '%s': %zu of %zu samples of %s lie outside [0, 1] (values %g..%g) and were "
+                 "clipped to it (%s)\n",
+                 layout.name.c_str(), file.clipped_samples, file.checked_samples, file.path.c_str(),
+                 static_cast<double>(file.min_value), static_cast<double>(file.max_value), why.c_str());
+}
+
 int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     auto pack = read_pack_file(o.pack_path);
     if (!pack.ok()) {
@@ -64,7 +76,6 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     const int mips = o.all_mips ? pack->material.mip_count : 1;
 
     // Every output name first, so an existing file stops the run before anything is written.
-    std::vector<std::string> outputs;
     for (const TextureLayout& layout : pack->textures)
         for (int m = 0; m < mips; ++m) {
             const std::string path = o.out_dir + "/" + texture_output_name(layout, m, o.suffix, format_override);
@@ -72,7 +83,6 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
                 print_error(Status(StatusCode::io_error, path + ": exists (use --force to overwrite)"));
                 return kExitIo;
             }
-            outputs.push_back(path);
         }
     Status dir = make_directories(o.out_dir);
     if (!dir.ok()) {
@@ -85,15 +95,21 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
         const TextureLayout& layout = pack->textures[t];
         for (int m = 0; m < mips; ++m) {
             auto image = (*decoder)->decode_texture(static_cast<int>(t), m);
-            Status s = image.ok() ? write_texture(o.out_dir, layout, image.value(), m, o.suffix, format_override, o.force)
-                                  : image.status();
-            if (!s.ok()) {
-                print_error(s);
-                return exit_code_for(s);
+            if (!image.ok()) {
+                print_error(image.status());
+                return exit_code_for(image.status());
             }
-            if (globals.verbosity > 0)
-                std::printf("wrote %s (%dx%d, %zu channels, %s)\n", outputs[written].c_str(), image->width,
-                            image->height, layout.channels.size(), to_string(layout.sample_type));
+            auto file = write_texture(o.out_dir, layout, image.value(), m, o.suffix, format_override, o.force);
+            if (!file.ok()) {
+                print_error(file.status());
+                return exit_code_for(file.status());
+            }
+            if (globals.verbosity > 0) {
+                std::printf("wrote %s (%dx%d, %zu channels, %s%s)\n", file->path.c_str(), image->width, image->height,
+                            layout.channels.size(), to_string(file->sample_type),
+                            file->converted_to_linear ? ", sRGB colour converted to linear" : "");
+                if (file->clipped_samples > 0) warn_clipped(layout, *file);
+            }
             ++written;
         }
     }

@@ -44,6 +44,8 @@ const std::pair<SampleType, const char*> kSampleTypes[] = {{SampleType::uint8, "
 
 const char* to_string(Semantic s) { return name_of(kSemantics, s); }
 std::optional<Semantic> semantic_from_string(const std::string& s) { return lookup(kSemantics, s); }
+
+bool is_color(Semantic s) { return s == Semantic::albedo || s == Semantic::emissive || s == Semantic::specular; }
 const char* to_string(ColorSpace c) { return name_of(kColorSpaces, c); }
 std::optional<ColorSpace> color_space_from_string(const std::string& s) { return lookup(kColorSpaces, s); }
 const char* to_string(NormalConvention c) { return name_of(kConventions, c); }
@@ -54,6 +56,8 @@ const char* to_string(NormalMode m) { return name_of(kNormalModes, m); }
 std::optional<NormalMode> normal_mode_from_string(const std::string& s) { return lookup(kNormalModes, s); }
 const char* to_string(SampleType t) { return name_of(kSampleTypes, t); }
 std::optional<SampleType> sample_type_from_string(const std::string& s) { return lookup(kSampleTypes, s); }
+
+bool is_float(SampleType t) { return t == SampleType::float16 || t == SampleType::float32; }
 
 int bits_of(SampleType t) {
     switch (t) {

@@ -26,6 +26,9 @@ enum class Semantic {
 };
 const char* to_string(Semantic s);
 std::optional<Semantic> semantic_from_string(const std::string& s);
+// Colour semantics (albedo, emissive, specular): their channels carry the texture's colour space, so in an sRGB
+// texture they hold sRGB-encoded values. Every other semantic is data and always linear.
+bool is_color(Semantic s);
 
 enum class ColorSpace { linear, srgb };
 const char* to_string(ColorSpace c);
@@ -51,6 +54,8 @@ enum class SampleType { uint8, uint16, float16, float32 };
 const char* to_string(SampleType t);
 std::optional<SampleType> sample_type_from_string(const std::string& s);
 int bits_of(SampleType t);
+// float16 and float32: values stored as they are, outside [0, 1] included; integer types hold [0, 1] only.
+bool is_float(SampleType t);
 
 // How one channel of a source file is produced on decode.
 struct ChannelSource {

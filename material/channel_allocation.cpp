@@ -7,8 +7,6 @@
 namespace nmc {
 namespace {
 
-bool is_color(Semantic s) { return s == Semantic::albedo || s == Semantic::emissive || s == Semantic::specular; }
-
 const char* kComponentSuffix[] = {".r", ".g", ".b", ".a"};
 const char* kNormalSuffix[] = {".x", ".y", ".z"};
 
@@ -121,8 +119,7 @@ Result<std::vector<PackChannel>> allocate_channels(std::vector<AllocationInput>&
             p.name = take_name(p.name, layout);
             p.color_space = is_color(c.semantic) ? layout.color_space : ColorSpace::linear;
             p.loss_weight = input.loss_weights[i];
-            const bool is_float = layout.sample_type == SampleType::float16 || layout.sample_type == SampleType::float32;
-            if (is_float) {  // float data keeps its own range, widened to include [0, 1]
+            if (is_float(layout.sample_type)) {  // float data keeps its own range, widened to include [0, 1]
                 p.lo = std::min(0.0f, stats.min);
                 p.hi = std::max(1.0f, stats.max);
             }

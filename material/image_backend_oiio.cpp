@@ -107,11 +107,7 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& byte
 
 Result<std::vector<uint8_t>> encode(const std::string& path, const Image& image, const std::string& format,
                                     std::optional<ColorSpace> color_space) {
-    // The stored sample type: what the format can hold closest to image.sample_type (image_io.h).
-    SampleType stored = image.sample_type;
-    if (format == "png" && stored != SampleType::uint8) stored = SampleType::uint16;
-    if (format == "jpeg" || format == "tga") stored = SampleType::uint8;
-    if (format == "exr" && stored != SampleType::float16) stored = SampleType::float32;
+    const SampleType stored = stored_sample_type(image.sample_type, format);
     if (format == "jpeg" && image.channels != 1 && image.channels != 3)
         return Status(StatusCode::invalid_argument, path + ": JPEG holds 1 or 3 channels, image has " +
                                                         std::to_string(image.channels));

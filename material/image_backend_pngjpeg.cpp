@@ -189,7 +189,7 @@ bool png_write_all(png_structp png, png_infop info, MemoryOutput* output, const 
 
 Result<std::vector<uint8_t>> encode_png(const std::string& path, const Image& image,
                                         std::optional<ColorSpace> color_space) {
-    const bool wide = image.sample_type != SampleType::uint8;  // float samples are stored as uint16
+    const bool wide = stored_sample_type(image.sample_type, "png") == SampleType::uint16;
     const size_t row_samples = static_cast<size_t>(image.width) * image.channels;
     std::vector<uint8_t> raw(row_samples * image.height * (wide ? 2 : 1));
     for (size_t i = 0; i < image.pixels.size(); ++i) {

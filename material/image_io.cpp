@@ -145,6 +145,14 @@ Result<Image> read_image(const std::string& path) {
     return std::move(file->image);
 }
 
+SampleType stored_sample_type(SampleType requested, const std::string& format) {
+    const std::string f = canonical_format(format);
+    if (f == "png") return requested == SampleType::uint8 ? SampleType::uint8 : SampleType::uint16;
+    if (f == "jpeg" || f == "tga") return SampleType::uint8;
+    if (f == "exr") return requested == SampleType::float16 ? SampleType::float16 : SampleType::float32;
+    return requested;
+}
+
 Status write_image(const std::string& path, const Image& image, const std::string& format, bool overwrite) {
     return write_image_tagged(path, image, format, overwrite, std::nullopt);
 }

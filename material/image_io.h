@@ -39,11 +39,17 @@ Result<ImageFile> read_image_file(const std::string& path);
 // read_image_file(path) without the metadata.
 Result<Image> read_image(const std::string& path);
 
+// The sample type a `format` file (png, jpeg, tga, exr, tiff; "jpg" and "tif" are accepted) stores for samples
+// of type `requested`: `requested` where the format holds it, else the nearest it does. PNG stores uint8 or
+// uint16 (float samples as uint16), JPEG and TGA uint8, EXR float16 or float32 (integer samples as float32),
+// TIFF all four. The one rule write_image() and every image backend follow.
+SampleType stored_sample_type(SampleType requested, const std::string& format);
+
 // Writes `image` as `format` (png, jpeg, tga, exr, tiff; "jpg" and "tif" are accepted): encoded in memory, then
 // written with write_file_atomically() (core/file_io.h), so a failed write (a full disk) is an io_error that
 // leaves neither a partial file nor a temporary one, and an existing file is never half-overwritten. Samples are
-// quantised as format spec 8.10 says, to image.sample_type where the format holds it: PNG stores uint8 or uint16
-// (float samples as uint16), JPEG and TGA uint8, EXR float16 or float32 (integer samples as float32), TIFF all four.
+// stored as stored_sample_type(image.sample_type, format), quantised as format spec 8.10 says (integer types clamp
+// to [0, 1]; values are written as given, never converted between colour encodings).
 // With overwrite false an existing file is an io_error and is left untouched. Thread-safe.
 Status write_image(const std::string& path, const Image& image, const std::string& format, bool overwrite);
 

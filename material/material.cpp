@@ -17,8 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool is_color(Semantic s) { return s == Semantic::albedo || s == Semantic::emissive || s == Semantic::specular; }
-
 // Pack-channel order of textures: the order a reader expects to find maps in.
 int priority(Semantic s) {
     switch (s) {
@@ -91,8 +89,7 @@ Result<std::vector<Semantic>> channel_semantics(const Candidate& c, int file_cha
 ColorSpace choose_color_space(const Candidate& c, const std::vector<Semantic>& semantics, const ImageFile& file) {
     if (c.color_space) return *c.color_space;
     if (!is_color(semantics.front())) return ColorSpace::linear;  // data maps: an sRGB tag is a tool default
-    if (file.image.sample_type == SampleType::float16 || file.image.sample_type == SampleType::float32)
-        return ColorSpace::linear;
+    if (is_float(file.image.sample_type)) return ColorSpace::linear;
     if (file.declared_color_space == ColorSpace::linear) return ColorSpace::linear;
     return ColorSpace::srgb;
 }
@@ -585,8 +582,9 @@ std::string texture_output_name(const TextureLayout& layout, int mip, const std:
     return stem_of(layout.file_name) + suffix + (mip > 0 ? "_mip" + std::to_string(mip) : "") + extension;
 }
 
-Status write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded, int mip,
-                     const std::string& suffix, const std::string& format_override, bool overwrite) {
+Result<WrittenTexture> write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded,
+                                     int mip, const std::string& suffix, const std::string& format_override,
+                                     bool overwrite) {
     const std::string name = texture_output_name(layout, mip, suffix, format_override);
     const std::string path = (fs::path(out_dir) / name).string();
     if (mip < 0) return Status(StatusCode::invalid_argument, path + ": mip must be >= 0, got " + std::to_string(mip));
@@ -596,16 +594,39 @@ Status write_texture(const std::string& out_dir, const TextureLayout& layout, co
                                                         std::to_string(layout.channels.size()));
     if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos || stem_of(name).empty())
         return Status(StatusCode::invalid_argument, "'" + name + "': not a plain file name");
+    const std::string format = format_override.empty() ? layout.file_format : format_override;
+    WrittenTexture written;
+    written.path = path;
+    written.sample_type = stored_sample_type(layout.sample_type, format);
+    const bool has_color = std::any_of(layout.channels.begin(), layout.channels.end(),
+                                       [](const ChannelSource& c) { return is_color(c.semantic); });
+    written.converted_to_linear = layout.color_space == ColorSpace::srgb && has_color && is_float(written.sample_type);
+
     Image image = decoded;
     image.sample_type = layout.sample_type;
-    // A colour map stored linear says so; data maps carry no tag, as their sources usually do not.
+    // spec 8.10: float files hold linear light, integer files clamp to [0, 1]. The samples clamped are all of them
+    // in an integer file, the converted colour channels (sRGB decoding is defined on [0, 1]) in a float one; they
+    // are counted so the caller can say what was lost.
+    const auto n = static_cast<size_t>(image.channels);
+    for (size_t c = 0; c < n; ++c) {
+        const bool convert = written.converted_to_linear && is_color(layout.channels[c].semantic);
+        if (is_float(written.sample_type) && !convert) continue;
+        for (size_t i = c; i < image.pixels.size(); i += n) {
+            const float v = image.pixels[i];
+            if (written.checked_samples == 0) written.min_value = written.max_value = v;
+            written.min_value = std::min(written.min_value, v);
+            written.max_value = std::max(written.max_value, v);
+            ++written.checked_samples;
+            if (v < 0.0f || v > 1.0f) ++written.clipped_samples;
+            if (convert) image.pixels[i] = srgb_to_linear(v);
+        }
+    }
+    // A colour map stored (or now written) linear says so; data maps carry no tag, as their sources usually do not.
     std::optional<ColorSpace> tag;
-    if (layout.color_space == ColorSpace::srgb) tag = ColorSpace::srgb;
-    if (layout.color_space == ColorSpace::linear &&
-        std::any_of(layout.channels.begin(), layout.channels.end(), [](const ChannelSource& c) { return is_color(c.semantic); }))
-        tag = ColorSpace::linear;
-    return write_image_tagged(path, image, format_override.empty() ? layout.file_format : format_override, overwrite,
-                              tag);
+    if (layout.color_space == ColorSpace::srgb) tag = written.converted_to_linear ? ColorSpace::linear : ColorSpace::srgb;
+    if (layout.color_space == ColorSpace::linear && has_color) tag = ColorSpace::linear;
+    NMC_RETURN_IF_ERROR(write_image_tagged(path, image, format, overwrite, tag));
+    return written;
 }
 
 const char* to_string(NormalModeChoice c) {

@@ -118,14 +118,33 @@ Result<Material> material_from_images(std::string name, std::string source_folde
 // The discovery half of load_material(), with the same failures.
 Result<MaterialScan> scan_material(const std::string& folder_or_manifest, const MaterialLoadOptions& options = {});
 
+// What write_texture() wrote, and what the file could not hold.
+struct WrittenTexture {
+    std::string path;                              // out_dir/<texture_output_name()>
+    SampleType sample_type = SampleType::uint8;    // stored in the file: stored_sample_type(layout's, format)
+    bool converted_to_linear = false;              // sRGB colour channels written as linear values (a float file)
+    // Samples clamped to [0, 1] on the way out (by an integer sample type, or by the sRGB decoding of
+    // converted channels), out of `checked_samples` that could be; min_value..max_value is the range of those
+    // samples before clamping. All zero when nothing could be clamped (a float file without conversion).
+    size_t clipped_samples = 0;
+    size_t checked_samples = 0;
+    float min_value = 0.0f;
+    float max_value = 0.0f;
+};
+
 // Writes one decoded texture (source-channel values as produced by spec 8.9, decoded.channels ==
 // layout.channels.size()) as out_dir/<file name>: layout.file_name with `suffix` inserted before the
 // extension and "_mip<N>" after it for mip > 0; the format is layout.file_format unless `format_override`
 // (png, exr, tga, jpeg, tiff) is given, which also replaces the extension. Samples are written as
-// layout.sample_type where the format allows it (write_image), with the layout's colour space recorded.
-// Refuses (io_error) to replace an existing file unless `overwrite`; writes atomically.
-Status write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded, int mip,
-                     const std::string& suffix, const std::string& format_override, bool overwrite);
+// stored_sample_type(layout.sample_type, format) (write_image). Float files hold linear light, as EXR does by
+// convention and as load_material() reads every float file: an sRGB texture written as floats has its colour
+// channels (is_color()) decoded to linear with the sRGB transfer function (srgb_to_linear()) and is tagged
+// linear; otherwise the values are written as decoded, with the layout's colour space recorded. Values outside
+// [0, 1] that the file cannot hold are clamped and counted in the result, never refused. Refuses (io_error) to
+// replace an existing file unless `overwrite`; writes atomically.
+Result<WrittenTexture> write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded,
+                                     int mip, const std::string& suffix, const std::string& format_override,
+                                     bool overwrite);
 
 // The file name write_texture() writes to (no folder).
 std::string texture_output_name(const TextureLayout& layout, int mip, const std::string& suffix,

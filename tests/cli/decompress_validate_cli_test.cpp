@@ -1,8 +1,9 @@
 // Runs the built `nmc` binary (NMC_BINARY from the test environment, else the path CMake compiled in) on
 // constant-output packs written with their sources (tests/validate/constant_pack.h): decompress round-trips file
-// names, formats, channel counts and sample types, with --suffix, --mips, --format and --force; validate's exit
-// codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a recorded relative source
-// folder found from the pack's folder whatever the working directory.
+// names, formats, channel counts and sample types, with --suffix, --mips, --format and --force; sRGB colour
+// decoded to EXR reads back (scan, load_material) as the same colour; values a PNG or TGA cannot hold are a
+// warning; validate's exit codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a
+// recorded relative source folder found from the pack's folder whatever the working directory.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,7 @@
 
 #include "core/file_io.h"
 #include "material/image_io.h"
+#include "material/mip_chain.h"
 #include "tests/cli/nmc_process.h"
 #include "tests/format/pack_surgery.h"
 #include "tests/validate/constant_pack.h"
@@ -140,8 +142,12 @@ TEST_F(DecompressValidateCli, DecompressKeepsNamesFormatsChannelsAndSampleTypes)
         EXPECT_EQ(output->image.channels, source->image.channels) << t.file_name;
         EXPECT_EQ(output->image.sample_type, source->image.sample_type) << t.file_name;
         EXPECT_EQ(output->image.width, 8);
-        EXPECT_TRUE(contains(r.out, "wrote " + out + "/" + t.file_name)) << r.out;
+        EXPECT_TRUE(contains(r.out, "wrote " + out + "/" + t.file_name + " (8x8, " +
+                                        std::to_string(t.channels.size()) + " channels, " + to_string(t.sample_type) +
+                                        ")"))
+            << r.out;
     }
+    EXPECT_FALSE(contains(r.err, "warning")) << r.err;  // every file holds what the pack decodes
     // The decoded constants, quantised as spec 8.10 says for each sample type.
     auto color = read_image(out + "/mat_Color.png");
     ASSERT_TRUE(color.ok());
@@ -202,6 +208,67 @@ TEST_F(DecompressValidateCli, FormatOverrideReplacesEveryExtension) {
         ASSERT_TRUE(file.ok()) << name;
         EXPECT_EQ(file->format, "png") << name;
     }
+    if (has_exr_) {
+        // The wrote line gives the sample type written, not the source's float32.
+        EXPECT_TRUE(contains(r.out, "wrote " + out + "/mat_Emissive.png (8x8, 1 channels, uint16)")) << r.out;
+    }
+}
+
+// Bug: `--format png` clipped an HDR emissive map (values of 2 stored as 65535) without a word. The clamp stays
+// (spec 8.10), and a warning names the texture, the file, how many samples and their range; the default format
+// keeps the values and says nothing.
+TEST_F(DecompressValidateCli, ClippingAnHdrMapToPngOrTgaIsAWarning) {
+    if (!has_exr_) GTEST_SKIP() << "no EXR source: this build has no float map to clip";
+    for (const std::string format : {"png", "tga"}) {
+        const std::string out = dir_.file("out_" + format);
+        const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format " + format);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_TRUE(contains(r.err, "nmc: warning: texture 'mat_Emissive': 64 of 64 samples of " + out +
+                                        "/mat_Emissive." + format + " lie outside [0, 1] (values 2..2) and were clipped"))
+            << r.err;
+        EXPECT_TRUE(contains(r.err, format == "png" ? "a uint16 file holds [0, 1]" : "a uint8 file holds [0, 1]"))
+            << r.err;
+        EXPECT_FALSE(contains(r.err, "mat_Color")) << r.err;  // maps within [0, 1] lose nothing
+        EXPECT_EQ(read_image(out + "/mat_Emissive." + format)->pixels[0], 1.0f);
+    }
+    const CommandResult quiet = run_nmc("-q decompress '" + pack_path_ + "' -o '" + dir_.file("out_q") + "' --format png");
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.err, "");
+}
+
+// Bug: `--format exr` wrote the sRGB albedo's encoded values into a file tagged Linear, so nmc's own scan and
+// material loader read them back as a different colour. The EXR now holds linear light: reading it back gives the
+// colour the pack decodes (0.25, 0.5, 0.75 sRGB-encoded), through the exact sRGB transfer function.
+TEST_F(DecompressValidateCli, SrgbColourDecodedToExrReadsBackAsTheSameColour) {
+    if (!has_exr_) GTEST_SKIP() << "this build's image backend writes no EXR";
+    const std::string out = dir_.file("out");
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format exr");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "wrote " + out + "/mat_Color.exr (8x8, 3 channels, float32, sRGB colour converted to linear)"))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "wrote " + out + "/mat_Height.exr (8x8, 1 channels, float32)\n")) << r.out;
+
+    // This pack decodes constants, and scan refuses a material of constants only: the varying source height map
+    // takes the decoded one's place.
+    std::filesystem::remove(out + "/mat_Height.exr");
+    std::filesystem::copy_file(source_dir_ + "/mat_Height.png", out + "/mat_Height.png");
+    const CommandResult scan = run_nmc("scan '" + out + "' --json");
+    ASSERT_EQ(scan.exit_code, 0) << scan.err;
+    const nlohmann::json j = nlohmann::json::parse(scan.out);
+    const float encoded[] = {0.25f, 0.5f, 0.75f};
+    bool found = false;
+    for (const auto& t : j["textures"]) {
+        if (t["file_name"] != "mat_Color.exr") continue;
+        found = true;
+        EXPECT_EQ(t["semantic"], "albedo");
+        EXPECT_EQ(t["color_space"], "linear");
+        ASSERT_EQ(t["channels"].size(), 3u);
+        for (size_t c = 0; c < 3; ++c) {
+            EXPECT_EQ(t["channels"][c]["source"], "constant");
+            EXPECT_EQ(t["channels"][c]["value"].get<float>(), srgb_to_linear(encoded[c])) << "channel " << c;
+        }
+    }
+    EXPECT_TRUE(found) << scan.out;
 }
 
 TEST_F(DecompressValidateCli, RefusesToOverwriteWithoutForceAndWritesNothing) {
