@@ -142,11 +142,6 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                            "--target-psnr and --latent-shape both choose the latent shape: give one"));
         return kExitUsage;
     }
-    std::error_code ec;
-    if (!o.force && std::filesystem::exists(o.output, ec)) {
-        print_error(Status(StatusCode::io_error, o.output + ": already exists (use --force to replace it)"));
-        return kExitIo;
-    }
     // Wall time per stage, for `--json`'s "seconds" and the last line of the report.
     const auto started = std::chrono::steady_clock::now();
     const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
@@ -161,6 +156,12 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     if (!material.ok()) {
         print_error(material.status());
         return exit_code_for(material.status(), true);
+    }
+    // The output is checked (and its folder created) before training, not after: a pack that cannot be written must
+    // not cost minutes of training first. The material is read first so that bad input creates no folder.
+    if (Status ready = prepare_output_file(o.output, o.force ? Overwrite::allow : Overwrite::refuse); !ready.ok()) {
+        print_error(ready);
+        return kExitIo;
     }
     if (verbosity > 0)
         for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
@@ -301,6 +302,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     const Pack& pack = result->pack;
     const double texels = static_cast<double>(target.width) * target.height;
     const double mip_factor = target.mip_count > 1 ? 4.0 / 3.0 : 1.0;
+    std::error_code ec;
     uint64_t source_bytes = 0;
     double bcn_bytes = 0;
     for (const TextureLayout& t : target.textures) {
@@ -427,10 +429,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
 
 void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code) {
     CLI::App* command = app.add_subcommand(
-        "compress", "Compress a material (a folder of texture files or a manifest) into an .nmc pack");
+        "compress", "Compress a material (a folder of texture files, a manifest or one image) into an .nmc pack");
     auto options = std::make_shared<CompressCliOptions>();
-    command->add_option("MATERIAL", options->input, "Material folder or manifest (.json)")->required();
-    command->add_option("-o,--output", options->output, "The .nmc pack to write")->required();
+    command->add_option("MATERIAL", options->input, "Material folder, manifest (.json) or one image file")->required();
+    command->add_option("-o,--output", options->output, "The .nmc pack to write (its folder is created if missing)")->required();
     command->add_option("--bpp", options->bpp,
                         "Whole-file budget in bits per mip-0 texel (with --target-psnr: the first rate tried)")
         ->capture_default_str();

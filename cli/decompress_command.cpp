@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "core/file_io.h"
 #include "decoder/pack_decoder.h"
 #include "format/pack.h"
 #include "material/material.h"
@@ -32,18 +33,6 @@ struct DecompressOptions {
 bool exists(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
-}
-
-Status make_directories(const std::string& dir) {
-    std::string partial;
-    for (size_t i = 0; i <= dir.size(); ++i) {
-        if (i == dir.size() || dir[i] == '/') {
-            if (!partial.empty() && !exists(partial) && ::mkdir(partial.c_str(), 0755) != 0)
-                return Status(StatusCode::io_error, partial + ": cannot create folder");
-        }
-        if (i < dir.size()) partial += dir[i];
-    }
-    return Status::success();
 }
 
 // The values a file could not hold, said once per file: which texture, which file, how many samples, their range.

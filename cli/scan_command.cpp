@@ -168,7 +168,7 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
         "scan", "Show how a material folder or manifest is understood: maps, semantics, sizes, bit depths, colour "
                 "spaces, pack channels, ignored files");
     auto options = std::make_shared<ScanOptions>();
-    command->add_option("FOLDER", options->input, "Material folder, or a manifest (.json)")->required();
+    command->add_option("FOLDER", options->input, "Material folder, a manifest (.json) or one image file")->required();
     command->add_flag("--json", options->json, "Print the same facts as one JSON object on stdout");
     command->add_option("--write-manifest", options->manifest_out,
                         "Write the inferred manifest (docs/manifest.md) to FILE for editing");

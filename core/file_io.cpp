@@ -127,4 +127,37 @@ Status write_file_atomically(const std::string& path, const void* data, size_t s
     return out.commit(overwrite);
 }
 
+Status make_directories(const std::string& dir) {
+    std::string partial;
+    for (size_t i = 0; i <= dir.size(); ++i) {
+        if (i == dir.size() || dir[i] == '/') {
+            if (!partial.empty() && !exists(partial) && ::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+                return errno_status(partial, "cannot create folder");
+        }
+        if (i < dir.size()) partial += dir[i];
+    }
+    return Status::success();
+}
+
+Status prepare_output_file(const std::string& path, Overwrite overwrite) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return Status(StatusCode::io_error, path + ": is a folder; the output must be a file name");
+        if (overwrite == Overwrite::refuse)
+            return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
+    }
+    const size_t slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0)
+        if (Status made = make_directories(path.substr(0, slash)); !made.ok())
+            return Status(StatusCode::io_error, path + ": " + made.message());
+    // Permissions, a read-only file system or a parent that is a file show only when a file is created there.
+    const std::string probe = make_temp_name(path);
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return errno_status(path, "cannot create a file in its folder");
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return Status::success();
+}
+
 }  // namespace nmc

@@ -23,4 +23,14 @@ enum class Overwrite { refuse, allow };
 Status write_file_atomically(const std::string& path, const void* data, size_t size,
                              Overwrite overwrite = Overwrite::allow);
 
+// Creates folder `dir` and its missing parents (mode 0755); an existing folder is success. io_error naming the
+// folder that could not be made and why.
+Status make_directories(const std::string& dir);
+
+// Makes sure, before expensive work, that write_file_atomically(path, ..., overwrite) can write `path`: it is not
+// a folder, it does not exist unless `overwrite` allows, its folder exists (created with its parents if missing,
+// as make_directories()) and a file can be created there (a temporary file beside `path` is created and
+// removed). io_error naming `path` and the problem. A missing folder it created is kept.
+Status prepare_output_file(const std::string& path, Overwrite overwrite);
+
 }  // namespace nmc

@@ -4,6 +4,7 @@
 #include "material/material.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -189,14 +190,23 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
                       "max_mips must be -1 (full chain) or at least 1, got " + std::to_string(options.max_mips));
     std::error_code ec;
     const fs::file_status status = fs::status(input, ec);
-    if (!fs::exists(status)) return Status(StatusCode::io_error, input + ": no such folder or manifest file");
+    if (!fs::exists(status)) return Status(StatusCode::io_error, input + ": no such folder, manifest or image file");
 
+    // The input's kind is what the path is: a folder, a manifest (.json) or one image file (a one-texture material).
     std::optional<Manifest> manifest;
     fs::path folder;
     std::string manifest_file;  // its name, when it lies in the material folder
+    std::string single_image;   // the file's name, when the input is one image
+    std::string extension = fs::path(input).extension().string();
+    std::transform(extension.begin(), extension.end(), extension.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (fs::is_directory(status)) {
         folder = fs::path(input);
-    } else if (fs::is_regular_file(status)) {
+    } else if (fs::is_regular_file(status) && !image_format_from_file_name(input).empty()) {
+        folder = fs::path(input).parent_path();
+        if (folder.empty()) folder = ".";
+        single_image = fs::path(input).filename().string();
+    } else if (fs::is_regular_file(status) && extension == ".json") {
         auto m = read_manifest(input);
         if (!m.ok()) return m.status();
         manifest = std::move(*m);
@@ -209,25 +219,32 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
         if (!fs::is_directory(folder, ec))
             return Status(StatusCode::io_error, input + ": folder '" + folder.string() + "' does not exist");
     } else {
-        return Status(StatusCode::io_error, input + ": not a folder or a manifest file");
+        return Status(StatusCode::not_recognized,
+                      input + ": not a material: expected a folder of maps, a manifest (.json) or an image file "
+                              "(.png, .jpg, .tga, .exr, .tif, ...)");
     }
 
     Discovery d;
     MaterialScan& scan = d.scan;
     scan.source_folder = folder.string();
     const fs::path normal_folder = folder.lexically_normal();
-    scan.name = manifest && !manifest->name.empty()
-                    ? manifest->name
+    scan.name = manifest && !manifest->name.empty() ? manifest->name
+                : !single_image.empty()
+                    ? stem_of(single_image)
                     : (normal_folder.has_filename() ? normal_folder.filename() : normal_folder.parent_path().filename())
                           .string();
     if (scan.name.empty() || scan.name == ".") scan.name = fs::absolute(folder, ec).lexically_normal().filename().string();
 
     std::vector<std::string> entries;
-    fs::directory_iterator it(folder, ec);
-    if (ec) return Status(StatusCode::io_error, folder.string() + ": cannot list folder: " + ec.message());
-    for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (!single_image.empty()) {
+        entries.push_back(single_image);  // the other files of its folder are not part of it
+    } else {
+        fs::directory_iterator it(folder, ec);
         if (ec) return Status(StatusCode::io_error, folder.string() + ": cannot list folder: " + ec.message());
-        entries.push_back(it->path().filename().string());
+        for (; it != fs::directory_iterator(); it.increment(ec)) {
+            if (ec) return Status(StatusCode::io_error, folder.string() + ": cannot list folder: " + ec.message());
+            entries.push_back(it->path().filename().string());
+        }
     }
     std::sort(entries.begin(), entries.end());
 
@@ -266,6 +283,11 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
                 c.semantic = match->semantic;
             c.convention = match->convention;
             candidates.push_back(c);
+        } else if (!single_image.empty()) {
+            return Status(StatusCode::not_recognized,
+                          input + ": file name matches no map convention, so its map is unknown; name it after its "
+                                  "map (e.g. rock_albedo.png, docs/manifest.md lists the words) or describe it in a "
+                                  "manifest");
         } else {
             ignore("file name matches no map convention (list it in a manifest to use it)", true);
         }

@@ -99,9 +99,11 @@ struct MaterialScan {
     Manifest manifest;  // what was found as a manifest (replacing guessing), ready to edit
 };
 
-// Loads a material from a folder (maps recognised by file name) or a manifest file (.json). Failures, with
-// the file named in the message: io_error (missing folder or file, unreadable), not_recognized (no maps
-// recognised, not an image), corrupt (truncated image), limit_exceeded (a side outside 1..16384, more than
+// Loads a material from a folder (maps recognised by file name), a manifest file (.json) or one image file (a
+// one-texture material named after the file's stem, its map recognised by file name as in a folder; the other files
+// of its folder are not looked at). Failures, with the file named in the message: io_error (missing folder or
+// file, unreadable), not_recognized (no maps recognised, not an image, a single image whose name matches no map
+// convention, a file that is neither a manifest nor an image by its extension), corrupt (truncated image), limit_exceeded (a side outside 1..16384, more than
 // 16 pack channels), invalid_argument (two maps with one semantic, maps of different sizes without
 // resample_mismatched, a bad manifest, a map whose channel count does not fit its semantic, under strict an image
 // file left out of the pack: the message names every one and why),

@@ -1,7 +1,8 @@
 // `nmc compress` as a user runs it (the built executable on small materials written by the test): the pack it
 // writes against `nmc inspect --json`, the source folder it records (relative to the pack's folder), bad input and
 // usage errors with their exit codes (cli/exit_codes.h) and nothing written, --target-psnr's report, the normal-mode
-// choice, Unreal-named maps and an image left out (--strict). 16x16 materials: LibTorch's start-up dominates.
+// choice, Unreal-named maps and an image left out (--strict), the output checked before training, the output folder
+// created, and one image file as a material. 16x16 materials: LibTorch's start-up dominates.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -11,8 +12,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "tests/cli/nmc_process.h"
 #include "tests/material/test_support.h"
@@ -335,6 +338,106 @@ TEST(CompressCli, NormalModeChoiceIsWrittenToThePack) {
         EXPECT_EQ(facts["textures"][1]["normal_mode"], normal_mode) << mode;
         EXPECT_TRUE(facts["quality"]["textures"][1].contains("mean_angle_deg")) << mode;
     }
+}
+
+// Runs `nmc <args>` under timeout(1) (args: test-controlled paths without quotes): a run that starts training
+// instead of failing at once is killed after `seconds` and reads as exit 124.
+CommandResult run_nmc_with_timeout(int seconds, const std::string& args, const TempDir& dir) {
+    const std::string out = dir.file("timed.out"), err = dir.file("timed.err");
+    const std::string command = "timeout " + std::to_string(seconds) + " '" + nmc::test::nmc_binary() + "' " + args +
+                                " >'" + out + "' 2>'" + err + "'";
+    const int status = std::system(command.c_str());
+    CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::stringstream o, e;
+    o << std::ifstream(out).rdbuf();
+    e << std::ifstream(err).rdbuf();
+    r.out = o.str();
+    r.err = e.str();
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+}
+
+// "Nothing silent" item 6: the output was checked only when the pack was written, after all the training. Now an
+// output that cannot be written stops the run at once: these runs ask for 10^8 steps (hours), so one that trained
+// first would be killed by the 120 s timeout (exit 124) instead of exiting 3, and would print its result table.
+TEST(CompressCli, OutputIsCheckedBeforeTraining) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string endless = " --quality fast --steps 100000000 --bpp 600";
+    fs::create_directories(dir.file("a_folder"));
+    std::ofstream(dir.file("a_file")) << "not a folder";
+    const std::string existing = dir.file("existing.nmc");
+    std::ofstream(existing) << "keep me";
+    const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+        {dir.file("a_folder"), "", "is a folder"},
+        {dir.file("a_folder"), " --force", "is a folder"},
+        {dir.file("a_file") + "/crate.nmc", "", "cannot create a file in its folder"},
+        {dir.file("a_file") + "/sub/crate.nmc", " --force", "cannot create folder"},
+        {existing, "", "exists (use --force to overwrite)"},
+    };
+    for (const auto& [output, flags, problem] : cases) {
+        const CommandResult r =
+            run_nmc_with_timeout(120, "compress " + dir.file("crate") + " -o " + output + endless + flags, dir);
+        EXPECT_EQ(r.exit_code, 3) << output << flags << ": " << r.err;
+        EXPECT_NE(r.err.find("nmc: error: " + output + ": "), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(problem), std::string::npos) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+    EXPECT_TRUE(fs::is_directory(dir.file("a_folder")));
+    EXPECT_TRUE(fs::is_empty(dir.file("a_folder")));
+    EXPECT_EQ(fs::file_size(existing), 7u);
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+        EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+}
+
+// As `nmc decompress` does, compress creates the pack's folder and its parents; bad input creates none.
+TEST(CompressCli, CreatesAMissingOutputFolder) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    CommandResult r = run_nmc("compress " + dir.file("missing") + " -o " + dir.file("bad/crate.nmc") + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("bad")));
+    const std::string pack = dir.file("packs/2026/crate.nmc");
+    r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast, dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::is_regular_file(pack));
+    r = run_nmc("inspect " + pack, dir.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// One image file is a one-texture material named after the file, its map recognised by name as in a folder; the
+// other files beside it are not part of it. Before, it failed with "not valid JSON" (read as a manifest).
+TEST(CompressCli, CompressesASingleImage) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    nmc::test::write_png(dir.file("crate/photo.png"), nmc::test::make_image(16, 16, 3, nmc::test::code));
+    CommandResult r = run_nmc_in(dir.file("crate"), "compress crate_albedo.png -o albedo.nmc --json" + kFast, dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json report = parse(r.out);
+    EXPECT_EQ(report["material"], "crate_albedo") << r.out;
+    ASSERT_EQ(report["textures"].size(), 1u) << r.out;
+    EXPECT_EQ(report["textures"][0]["channels"], 3) << r.out;
+    EXPECT_TRUE(report["ignored_images"].empty()) << r.out;
+    EXPECT_TRUE(report["warnings"].empty()) << r.out;
+    r = run_nmc("inspect " + dir.file("crate/albedo.nmc"), dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("semantic   albedo"), std::string::npos) << r.out;
+    r = run_nmc_in(dir.file("crate"), "validate albedo.nmc --min-psnr 5", dir.path());
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+
+    // A name that says no map is an error (exit 8), as is a file that is neither an image nor a manifest.
+    const std::string out = dir.file("out.nmc");
+    r = run_nmc("compress " + dir.file("crate/photo.png") + " -o " + out + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 8) << r.err;
+    EXPECT_NE(r.err.find(dir.file("crate/photo.png") + ": file name matches no map convention"), std::string::npos)
+        << r.err;
+    std::ofstream(dir.file("notes.txt")) << "hello";
+    r = run_nmc("compress " + dir.file("notes.txt") + " -o " + out + kFast, dir.path());
+    EXPECT_EQ(r.exit_code, 8) << r.err;
+    EXPECT_NE(r.err.find(dir.file("notes.txt") + ": not a material"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
 }
 
 }  // namespace
