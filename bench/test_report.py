@@ -113,7 +113,11 @@ def test_report():
             check(needle in text, "markdown mentions %r" % needle)
         # BCn high for tiny: BC7 colour (8 bpt, MSE 1 x3) + BC4 grey (4 bpt, MSE 1): (8 + 4) * 4/3 = 16 bits,
         # PSNR of MSE 1 = 48.13 dB.
-        check("| BCn high |  | 16.00 | 48.13 |" in text, "BCn high row (16.00 bits, 48.13 dB)")
+        check("| BCn high | BC7 colour + BC5 normal + BC4 grey | 1 | 16.00 | 48.13 |" in text,
+              "BCn high row (16.00 bits, 48.13 dB)")
+        # No run log is copied in; the page says where its figures come from, and stays short.
+        check("20260101T000000-test.json" in text and "```" not in text, "source file named, no inlined log")
+        check("scripts/gpu-check.sh" in text, "how-measured paragraph names scripts/gpu-check.sh")
         # nmc at 4.8 bits vs NTC 20k interpolated at 4.8 bits: 42 + 3 * (2.3 / 2.5) = 44.76 dB.
         check("44.76" in text, "NTC interpolated at nmc's rate")
         for name in ("tiny.png", "overview.png"):
@@ -124,7 +128,7 @@ def test_report():
         run_benchmarks.main(["report", "--results", os.path.join(tmp, "results"), "--baselines",
                              os.path.join(tmp, "baselines"), "--out", out, "--plots", plot_dir])
         text = open(out).read()
-        check("(0 used)" in text and "made before a default changed" in text, "superseded run left out")
+        check("(0 results files used)" in text and "made before a default changed" in text, "superseded run left out")
         check("nmc cpu normal 2000 steps" not in text, "superseded run's series gone")
 
 
@@ -134,6 +138,10 @@ def test_plot_styles():
     check(plots.style_of("nmc b", names)[0] == plots.NMC_COLOURS[1], "second nmc series, second colour")
     check(plots.style_of("nmc c", names)[0] == plots.NMC_COLOURS[2], "third nmc series, third colour")
     check(plots.style_of("NTC 0.9.2 20k steps", names) == plots.STYLE["NTC 0.9.2 20k"], "NTC style fixed")
+    # Every series of a plot gets its own colour: the two NTC step counts, ASTC, BCn and the nmc series all differ.
+    every = names + ["NTC 0.9.2 100k steps", "ASTC", "BCn high", "BCn low"]
+    colours = [plots.style_of(n, names + ["NTC 0.9.2 100k steps"])[0] for n in every]
+    check(len(set(colours)) == len(every), "distinct colours: %s" % colours)
 
 
 def test_series_names():
