@@ -90,7 +90,6 @@ Context::~Context() {
         if (command_pool_ != VK_NULL_HANDLE) vkd_.vkDestroyCommandPool(device_, command_pool_, nullptr);
         vkd_.vkDestroyDevice(device_, nullptr);
     }
-    if (instance_ != VK_NULL_HANDLE) vki_.vkDestroyInstance(instance_, nullptr);
 }
 
 // Why the device cannot run decode_mip_coopmat.comp, or "" when it can: VK_NV_cooperative_matrix with 16x16x16
@@ -141,26 +140,62 @@ std::string Context::cooperative_matrix_missing(uint32_t api_version) {
     return "no 16x16x16 float16 x float16 + float32 subgroup matrix among its " + std::to_string(count) + " shapes";
 }
 
-Status Context::create_instance() {
+namespace {
+
+// The process's one VkInstance, made on first use and never destroyed, as the loader is never closed (load_vulkan).
+// Every Context used to make and destroy its own: in a test process that had done so a few dozen times, NVIDIA's
+// driver 580 refused the next one (VK_ERROR_INCOMPATIBLE_DRIVER). Contexts share it; each has its own VkDevice.
+struct SharedInstance {
+    Status status = Status::success();
+    const GlobalFunctions* global = nullptr;
+    VkInstance instance = VK_NULL_HANDLE;
+    InstanceFunctions functions{};
+};
+
+SharedInstance make_shared_instance() {
+    SharedInstance shared;
     Result<const GlobalFunctions*> loaded = load_vulkan();
-    if (!loaded.ok()) return loaded.status();
-    global_ = loaded.value();
+    if (!loaded.ok()) {
+        shared.status = loaded.status();
+        return shared;
+    }
+    shared.global = loaded.value();
     uint32_t loader_version = VK_API_VERSION_1_0;
-    NMC_VK(global_->vkEnumerateInstanceVersion(&loader_version));
-    if (loader_version < VK_API_VERSION_1_1)
-        return Status(StatusCode::backend_unavailable,
-                      "the Vulkan loader is version " + version_string(loader_version) + "; nmc needs Vulkan 1.1");
+    const VkResult version = shared.global->vkEnumerateInstanceVersion(&loader_version);
+    if (version != VK_SUCCESS) {
+        shared.status = vulkan_error("vkEnumerateInstanceVersion", version);
+        return shared;
+    }
+    if (loader_version < VK_API_VERSION_1_1) {
+        shared.status = Status(StatusCode::backend_unavailable, "the Vulkan loader is version " +
+                                                                     version_string(loader_version) +
+                                                                     "; nmc needs Vulkan 1.1");
+        return shared;
+    }
     auto app = vk_struct<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
     app.pApplicationName = "nmc";
     app.apiVersion = loader_version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1;
     auto create = vk_struct<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
     create.pApplicationInfo = &app;
-    const VkResult made = global_->vkCreateInstance(&create, nullptr, &instance_);
-    if (made != VK_SUCCESS)
-        return Status(StatusCode::backend_unavailable,
-                      std::string("Vulkan: no instance (") + result_name(made) + "): is a Vulkan driver installed?");
-    NMC_RETURN_IF_ERROR(load_instance_functions(*global_, instance_, vki_));
+    const VkResult made = shared.global->vkCreateInstance(&create, nullptr, &shared.instance);
+    if (made != VK_SUCCESS) {
+        shared.instance = VK_NULL_HANDLE;
+        shared.status = Status(StatusCode::backend_unavailable,
+                               std::string("Vulkan: no instance (") + result_name(made) + "): is a Vulkan driver installed?");
+        return shared;
+    }
+    shared.status = load_instance_functions(*shared.global, shared.instance, shared.functions);
+    return shared;
+}
 
+}  // namespace
+
+Status Context::create_instance() {
+    static const SharedInstance shared = make_shared_instance();  // thread-safe initialisation
+    if (!shared.status.ok()) return shared.status;
+    global_ = shared.global;
+    instance_ = shared.instance;
+    vki_ = shared.functions;
     return Status::success();
 }
 
