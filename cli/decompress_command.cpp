@@ -114,7 +114,7 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
     CLI::App* cmd = app.add_subcommand(
         "decompress", "Decode a pack back to image files with the source's names, formats, bit depths and colour "
                       "spaces (packed maps packed again)");
-    cmd->add_option("pack", options->pack_path, "The .nmc pack")->required();
+    cmd->add_option("PACK", options->pack_path, "The .nmc pack")->required();
     cmd->add_option("-o,--output", options->out_dir, "Output folder (created if missing)")->required();
     cmd->add_option("--format", options->format, "Output format: source (each file's own), png, exr or tga")
         ->check(CLI::IsMember({"source", "png", "exr", "tga"}));

@@ -103,7 +103,7 @@ void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit
     CLI::App* cmd = app.add_subcommand(
         "validate", "Check a pack: every checksum, bound and rule of the format, and its quality against the source "
                     "images (PSNR per texture, channel and mip; drift from the stored PSNR)");
-    cmd->add_option("pack", o->pack_path, "The .nmc pack")->required();
+    cmd->add_option("PACK", o->pack_path, "The .nmc pack")->required();
     cmd->add_option("--source", o->validation.source_dir,
                     "Folder with the source images (default: the folder recorded in the pack, relative to the "
                     "pack's folder)");
