@@ -240,7 +240,9 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
     auto options = std::make_shared<BatchCliOptions>();
     command->add_option("ROOT", options->root, "The asset tree to search for materials")->required();
     command->add_option("-o,--output", options->output, "Output folder (mirrors ROOT; holds the reports)")->required();
-    command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")->capture_default_str();
+    command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")
+        ->check(check_bits_per_texel)
+        ->capture_default_str();
     command->add_option("--target-psnr", options->target_psnr,
                         "Per material, the smallest pack whose PSNR reaches this many dB (nmc compress --target-psnr; "
                         "--bpp is then the first rate tried)")

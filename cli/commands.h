@@ -3,6 +3,9 @@
 // flags, call them and print.
 #pragma once
 
+#include <cstdlib>
+#include <string>
+
 namespace CLI {
 class App;
 }
@@ -12,6 +15,14 @@ namespace nmc::cli {
 struct GlobalOptions {
     int verbosity = 1;  // 0 with -q, 2 with -v
 };
+
+// The check of --bpp (compress, batch): "" for a budget above 0 bits per texel, else what is wrong.
+inline std::string check_bits_per_texel(const std::string& text) {
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') return "'" + text + "' is not a number";
+    return value > 0.0 ? std::string() : std::string("must be above 0 bits per texel");
+}
 
 void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);

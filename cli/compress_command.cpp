@@ -435,6 +435,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("-o,--output", options->output, "The .nmc pack to write (its folder is created if missing)")->required();
     command->add_option("--bpp", options->bpp,
                         "Whole-file budget in bits per mip-0 texel (with --target-psnr: the first rate tried)")
+        ->check(check_bits_per_texel)
         ->capture_default_str();
     command->add_option("--target-psnr", options->target_psnr,
                         "Write the smallest pack whose PSNR (all channels, all mips) reaches this many dB")

@@ -225,7 +225,8 @@ TEST(CompressCli, UsageErrorsExit2BeforeTraining) {
                                      std::string(" --arithmetic binary8"),
                                      std::string(" --hidden-layers 64,,32"), std::string(" --hidden-layers 64,x"),
                                      std::string(" --hidden-layers 300"), std::string(" --hidden-layers 0,16"),
-                                     std::string(" --hidden-layers 8,8,8,8,8,8,8,8")}) {
+                                     std::string(" --hidden-layers 8,8,8,8,8,8,8,8"), std::string(" --bpp 0"),
+                                     std::string(" --bpp -1")}) {
         const CommandResult r = run_nmc(base + flags, dir.path());
         EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
     }
