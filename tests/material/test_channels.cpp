@@ -14,13 +14,6 @@ std::vector<std::string> names_of(const std::vector<PackChannel>& channels) {
     return out;
 }
 
-const TextureLayout& texture(const Material& m, const std::string& file) {
-    for (const auto& t : m.textures)
-        if (t.file_name == file) return t;
-    ADD_FAILURE() << "no texture " << file;
-    return m.textures.front();
-}
-
 TEST(Channels, GreyAsRgbConstantAndOrm) {
     test::TempDir dir;
     test::write_png(dir.file("s_diff.png"), test::make_image(4, 4, 3, test::code));
@@ -34,7 +27,7 @@ TEST(Channels, GreyAsRgbConstantAndOrm) {
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     EXPECT_EQ(names_of(m->channels), (std::vector<std::string>{"albedo.r", "albedo.g", "albedo.b", "roughness",
                                                                "ambient_occlusion", "s_orm.roughness"}));
-    const TextureLayout& rough = texture(*m, "s_rough.png");
+    const TextureLayout& rough = test::texture_of(*m, "s_rough.png");
     for (const auto& c : rough.channels) {
         EXPECT_EQ(c.kind, ChannelSource::Kind::pack);
         EXPECT_EQ(c.pack_channel, 3);
@@ -43,10 +36,10 @@ TEST(Channels, GreyAsRgbConstantAndOrm) {
     // count in the comparison metric; the ORM's roughness counts once.
     EXPECT_EQ(m->channels[3].loss_weight, 3.0f);
     EXPECT_EQ(m->channels[5].loss_weight, 1.0f);
-    const TextureLayout& metal = texture(*m, "s_metal.png");
+    const TextureLayout& metal = test::texture_of(*m, "s_metal.png");
     EXPECT_EQ(metal.channels[0].kind, ChannelSource::Kind::constant);
     EXPECT_EQ(metal.channels[0].constant_value, 1.0f);
-    const TextureLayout& orm = texture(*m, "s_orm.png");
+    const TextureLayout& orm = test::texture_of(*m, "s_orm.png");
     EXPECT_EQ(orm.semantic_label(), "packed");
     EXPECT_EQ(orm.channels[0].semantic, Semantic::ambient_occlusion);
     EXPECT_EQ(orm.channels[0].pack_channel, 4);
@@ -140,7 +133,7 @@ TEST(Channels, RgbaAlbedoAlphaIsOpacityAndGlossCanBecomeRoughness) {
     auto rough = load_material(dir.path(), options);
     ASSERT_TRUE(rough.ok()) << rough.status().to_string();
     EXPECT_EQ(rough->channels[4].name, "roughness");
-    const TextureLayout& gloss = texture(*rough, "leaf_gloss.png");
+    const TextureLayout& gloss = test::texture_of(*rough, "leaf_gloss.png");
     EXPECT_EQ(gloss.channels[0].semantic, Semantic::glossiness);
     EXPECT_TRUE(gloss.channels[0].invert);
     EXPECT_FLOAT_EQ(rough->mips[0][4][6], 1.0f - test::code(2, 1, 0));

@@ -89,13 +89,6 @@ MaterialLoadOptions xy_normals() {
     return options;
 }
 
-const TextureLayout& texture(const Material& m, const std::string& file) {
-    for (const auto& t : m.textures)
-        if (t.file_name == file) return t;
-    ADD_FAILURE() << "no texture " << file;
-    return m.textures.front();
-}
-
 using S = Semantic;
 
 // Unreal's usual set: _D base colour, _N normal (DirectX, as Unreal's are), _ORM occlusion/roughness/metalness.
@@ -115,7 +108,7 @@ TEST(EngineConventions, UnrealBaseColorNormalOrm) {
                      {"T_Crate_ORM.png", 0, S::ambient_occlusion, "ambient_occlusion"},
                      {"T_Crate_ORM.png", 1, S::roughness, "roughness"},
                      {"T_Crate_ORM.png", 2, S::metalness, "metalness"}});
-    EXPECT_EQ(texture(*m, "T_Crate_N.png").normal_convention, NormalConvention::directx);
+    EXPECT_EQ(test::texture_of(*m, "T_Crate_N.png").normal_convention, NormalConvention::directx);
     EXPECT_TRUE(m->warnings.empty());
 }
 
@@ -180,7 +173,7 @@ TEST(EngineConventions, UnityMetallicSmoothness) {
     std::vector<Landing> gloss = common;
     gloss.push_back({"Crate_MetallicSmoothness.png", 3, S::glossiness, "glossiness"});
     expect_landings(*m, files, gloss);
-    EXPECT_EQ(texture(*m, "Crate_Normal.png").normal_convention, NormalConvention::opengl);
+    EXPECT_EQ(test::texture_of(*m, "Crate_Normal.png").normal_convention, NormalConvention::opengl);
 
     MaterialLoadOptions to_roughness = xy_normals();
     to_roughness.gloss_to_roughness = true;

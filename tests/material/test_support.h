@@ -1,4 +1,5 @@
-// Helpers for material tests: a temporary folder removed at the end of the test, and small synthetic images.
+// Helpers for material tests: a temporary folder removed at the end of the test, small synthetic images, and a
+// loaded material's texture by file name.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -58,5 +59,13 @@ inline void write_png(const std::string& path, const Image& image) {
 }
 
 inline void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// The texture of `material` loaded from `file` (a test failure, and the first texture, when there is none).
+inline const TextureLayout& texture_of(const Material& material, const std::string& file) {
+    for (const TextureLayout& t : material.textures)
+        if (t.file_name == file) return t;
+    ADD_FAILURE() << "no texture " << file;
+    return material.textures.front();
+}
 
 }  // namespace nmc::test
