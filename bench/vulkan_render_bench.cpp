@@ -19,7 +19,6 @@
 #include "format/pack.h"
 #include "material/image_io.h"
 #include "runtime/vulkan/gpu_model.h"
-#include "runtime/vulkan/shaders/model_layout.h"
 #include "runtime/vulkan/vulkan_context.h"
 #include "validate/quality_measurement.h"
 
@@ -32,6 +31,8 @@ using nmc::Status;
 using nmc::vulkan_detail::Buffer;
 using nmc::vulkan_detail::Context;
 using nmc::vulkan_detail::Image;
+using nmc::vulkan_detail::Specialization;
+using nmc::vulkan_detail::SpecializationConstant;
 using nmc::vulkan_detail::vk_struct;
 
 constexpr uint32_t kAbsent = 0xFFFFFFFFu;
@@ -330,16 +331,11 @@ int main(int argc, char** argv) {
     check_vk(vk.vkCreateShaderModule(device, &module_info, nullptr, &fragment), "vkCreateShaderModule");
     VkPipeline pipelines[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
     for (uint32_t reference_path = 0; reference_path < 2; ++reference_path) {
-        // render.frag's two constants, then nmc_decode.glsl's network shape (ids NMC_DEFAULT_CONSTANT_ID onwards).
-        std::vector<uint32_t> constants = {static_cast<uint32_t>(model->max_width), reference_path};
-        std::vector<VkSpecializationMapEntry> entries = {{0, 0, 4}, {1, 4, 4}};
-        for (size_t i = 0; i < model->shape.size(); ++i) {
-            entries.push_back({NMC_DEFAULT_CONSTANT_ID + static_cast<uint32_t>(i),
-                               static_cast<uint32_t>(constants.size() * 4), 4});
-            constants.push_back(model->shape[i]);
-        }
-        const VkSpecializationInfo specialization{static_cast<uint32_t>(entries.size()), entries.data(),
-                                                  constants.size() * 4, constants.data()};
+        // nmc_decode.glsl's network shape, then render.frag's two constants.
+        std::vector<SpecializationConstant> constants = nmc::vulkan_detail::shape_constants(model->shape);
+        constants.push_back({0, static_cast<uint32_t>(model->max_width)});
+        constants.push_back({1, reference_path});
+        const Specialization specialization(constants);
         VkPipelineShaderStageCreateInfo stages[2] = {
             vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO),
             vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO)};
@@ -349,7 +345,7 @@ int main(int argc, char** argv) {
         stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
         stages[1].module = fragment;
         stages[1].pName = "main";
-        stages[1].pSpecializationInfo = &specialization;
+        stages[1].pSpecializationInfo = &specialization.info;
         auto vertex_input =
             vk_struct<VkPipelineVertexInputStateCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO);
         auto assembly = vk_struct<VkPipelineInputAssemblyStateCreateInfo>(

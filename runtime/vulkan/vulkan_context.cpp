@@ -489,6 +489,14 @@ std::vector<SpecializationConstant> shape_constants(const std::vector<uint32_t>&
     return constants;
 }
 
+Specialization::Specialization(const std::vector<SpecializationConstant>& constants) {
+    for (const SpecializationConstant& c : constants) {
+        entries.push_back({c.id, static_cast<uint32_t>(values.size() * sizeof(uint32_t)), sizeof(uint32_t)});
+        values.push_back(c.value);
+    }
+    info = {static_cast<uint32_t>(entries.size()), entries.data(), values.size() * sizeof(uint32_t), values.data()};
+}
+
 Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(Context& context, const uint32_t* spirv,
                                                                  size_t spirv_bytes,
                                                                  const std::vector<VkBuffer>& buffers,
@@ -523,20 +531,13 @@ Result<std::unique_ptr<ComputePipeline>> ComputePipeline::create(Context& contex
     module_info.pCode = spirv;
     VkShaderModule module = VK_NULL_HANDLE;
     NMC_VK(vkd.vkCreateShaderModule(device, &module_info, nullptr, &module));
-    std::vector<VkSpecializationMapEntry> entries(specialization.size());
-    std::vector<uint32_t> values(specialization.size());
-    for (uint32_t i = 0; i < entries.size(); ++i) {
-        entries[i] = {specialization[i].id, static_cast<uint32_t>(i * sizeof(uint32_t)), sizeof(uint32_t)};
-        values[i] = specialization[i].value;
-    }
-    const VkSpecializationInfo constants{static_cast<uint32_t>(entries.size()), entries.data(),
-                                         values.size() * sizeof(uint32_t), values.data()};
+    const Specialization constants(specialization);
     auto pipeline_info = vk_struct<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
     pipeline_info.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pipeline_info.stage.module = module;
     pipeline_info.stage.pName = "main";
-    pipeline_info.stage.pSpecializationInfo = &constants;
+    pipeline_info.stage.pSpecializationInfo = &constants.info;
     pipeline_info.layout = p->layout_;
     if (context.pipeline_statistics()) pipeline_info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     const VkResult made =

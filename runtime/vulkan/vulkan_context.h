@@ -128,6 +128,16 @@ struct SpecializationConstant {
 // The specialization constants of nmc_decode.glsl's network shape (GpuModel::shape, ids NMC_CONSTANT_ID onwards).
 std::vector<SpecializationConstant> shape_constants(const std::vector<uint32_t>& shape);
 
+// The VkSpecializationInfo of a list of constants, pointing into this object (which therefore does not move).
+struct Specialization {
+    explicit Specialization(const std::vector<SpecializationConstant>& constants);
+    Specialization(const Specialization&) = delete;
+    Specialization& operator=(const Specialization&) = delete;
+    std::vector<VkSpecializationMapEntry> entries;
+    std::vector<uint32_t> values;
+    VkSpecializationInfo info{};
+};
+
 // A compute pipeline from embedded SPIR-V with its storage buffers bound (binding i = buffers[i]), uint32
 // specialization constants and push constants of `push_bytes`.
 class ComputePipeline {

@@ -103,7 +103,14 @@ struct Session {
     Buffer texel_chunk;
     std::unique_ptr<ComputePipeline> texture_pipeline;
     int max_width = 0;
-    std::vector<uint32_t> shape;  // GpuModel::shape
+    std::vector<uint32_t> shape;  // GpuModel::shape, or empty (VulkanDecoderOptions::shape_constants false)
+
+    // The constants every decoding shader takes: 0 the widest layer, and nmc_decode.glsl's network shape.
+    std::vector<SpecializationConstant> decode_constants() const {
+        std::vector<SpecializationConstant> constants = shape_constants(shape);
+        constants.push_back({0, static_cast<uint32_t>(max_width)});
+        return constants;
+    }
     VkQueryPool timestamps = VK_NULL_HANDLE;
     uint64_t chunk_texels = 0;
 
@@ -201,11 +208,9 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
     // padded to 16, and nmc_decode.glsl's network shape.
     max_width = gpu_model.max_width;
     if (options.shape_constants) shape = gpu_model.shape;
-    const auto width = static_cast<uint32_t>(gpu_model.max_width);
-    std::vector<SpecializationConstant> constants = shape_constants(shape);
-    constants.push_back({0, width});
-    if (getenv("NMC_VULKAN_TIMING")) constants.push_back({7, static_cast<uint32_t>(atoi(getenv("NMC_VULKAN_TIMING")))});
-    if (path == VulkanNetworkPath::cooperative_matrix) constants.push_back({1, NMC_PADDED(width)});
+    std::vector<SpecializationConstant> constants = decode_constants();
+    if (path == VulkanNetworkPath::cooperative_matrix)
+        constants.push_back({1, NMC_PADDED(static_cast<uint32_t>(max_width))});
     Result<std::unique_ptr<ComputePipeline>> made =
         path == VulkanNetworkPath::cooperative_matrix
             ? ComputePipeline::create(*context, nmc_spirv_decode_mip_coopmat, sizeof(nmc_spirv_decode_mip_coopmat),
@@ -301,11 +306,9 @@ Result<TextureImage> VulkanDecoder::decode_texture_image(int texture) const {
         NMC_RETURN_IF_ERROR(context.create_buffer((most * 16 + 3) / 4 * 4,
                                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                                   0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, s.texel_chunk));
-        std::vector<vulkan_detail::SpecializationConstant> texture_constants = vulkan_detail::shape_constants(s.shape);
-        texture_constants.push_back({0, static_cast<uint32_t>(s.max_width)});
         Result<std::unique_ptr<vulkan_detail::ComputePipeline>> made = vulkan_detail::ComputePipeline::create(
             context, nmc_spirv_decode_texture, sizeof(nmc_spirv_decode_texture), {s.model.buffer, s.texel_chunk.buffer},
-            texture_constants, sizeof(vulkan_detail::TexturePushConstants));
+            s.decode_constants(), sizeof(vulkan_detail::TexturePushConstants));
         if (!made.ok()) {
             context.destroy(s.texel_chunk);
             return made.status();

@@ -314,15 +314,10 @@ NmcLayer nmc_layer(uint layer) {
                     nmc_float(binary16 ? NMC_HEADER_ONE_THIRD_BINARY16 : NMC_HEADER_ONE_THIRD_FLOAT32));
 }
 
-// spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add).
-float nmc_scale_and_bias(float acc, float scale, float bias) {
-    precise float y = acc * scale + bias;
-    return y;
-}
-
-// The same for output n of a layer, its scale and bias read from the model buffer.
+// spec 8.6 after a layer's sum: y = acc * scale + bias (a multiply, then an add) for output n.
 float nmc_layer_output(NmcLayer layer, uint n, float acc) {
-    return nmc_scale_and_bias(acc, nmc_float(layer.scales + n), nmc_float(layer.biases + n));
+    precise float y = acc * nmc_float(layer.scales + n) + nmc_float(layer.biases + n);
+    return y;
 }
 
 // spec 8.6: a hidden layer's output y activated and rounded to E4M3, the next layer's input.
