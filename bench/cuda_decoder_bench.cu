@@ -37,7 +37,7 @@ void check(const nmc::Status& s) {
 // operands, m16n8k16 fp16 or m16n8k32 E4M3, fp32 accumulation. A changes every iteration and B differs per chain, so
 // no product is loop-invariant. An earlier version with loop-invariant operands reported 1.8 PFLOP/s for E4M3 on the
 // H200; it probably hoisted the products out of the loop. This one measures about 1.04 PFLOP/s for E4M3 and 0.64 for
-// fp16 there, a ratio docs/cuda-decoder.md ("Ceilings") leaves open.
+// fp16 there, a ratio bench/results/notes-cuda-decoder.txt ("Ceilings") leaves open.
 constexpr int kChains = 8;
 constexpr int kIterations = 4096;
 
@@ -182,10 +182,10 @@ int main(int argc, char** argv) {
     };
 
     // Timing variants of the full decode: full_3_blocks against full (the main table) = the register trade-off;
-    // sampling = full - network_only, epilogue = network_only - matmul_only; the binary16 ones time the plan for
-    // 20 Gtexel/s (docs/cuda-decoder.md) and say how far their values are from the spec's; the tiled_without_* ones
-    // against tensor_sampling_binary16 are the tiled kernel's breakdown (what a tile's activation, stores and
-    // sampling products cost).
+    // sampling = full - network_only, epilogue = network_only - matmul_only; the binary16 ones time the plan for 20
+    // Gtexel/s (bench/results/notes-cuda-decoder.txt) and say how far their values are from the spec's; the
+    // tiled_without_* ones against tensor_sampling_binary16 are the tiled kernel's breakdown (what a tile's activation,
+    // stores and sampling products cost).
     std::printf(
         "\ntiming variants of the full decode (all mips, device); the spec's values only for full_3_blocks and "
         "warpgroup_*\n");

@@ -178,7 +178,7 @@ def _definitions(w):
       "that rebuilds Z (nmc's xy mode, BC5, ASTC -normal), not NTC, which kept all three channels: "
       "`../shared/baselines/README.md` gives 29.8 dB for factory_wall's normal map even with lossless X,Y. nmc's "
       "default `--normal-mode auto` (since 2026-11-30) stores the three channels wherever rebuilding Z would cap "
-      "the map below 50 dB; the runs before it used xy (docs/compressor.md, 'Normal maps').")
+      "the map below 55 dB (50 dB until 2026-12-01); the runs before it used xy (docs/compressor.md, 'Normal maps').")
     w("- **bits/texel**: bits per mip-0 texel of the whole material with a full mip chain. nmc: pack bytes x 8 / "
       "(W x H) (the pack holds every mip). NTC: the CSV's `bits_per_texel_mip0` (file bits / (W x H)). BCn and "
       "ASTC: the bits per texel of each map's blocks summed over the maps, x 4/3 for the mip chain.")
@@ -694,8 +694,12 @@ def _left_out(w, db, superseded_series, results_dir):
     if db.superseded:
         w("- Results files listed in `bench/results/superseded.txt`: " + "; ".join(
             "`%s` (%s)" % (name, why) for name, why in sorted(db.superseded.items())) + ".")
+    notes = sorted(os.path.basename(p) for p in glob.glob(os.path.join(results_dir, "notes-*.txt")))
+    if notes:
+        w("- Development records, the measurements and experiments behind docs/compressor.md and "
+          "docs/cuda-decoder.md with the results files each came from: %s." % ", ".join("`%s`" % n for n in notes))
     logs = sorted(os.path.basename(p) for p in glob.glob(os.path.join(results_dir, "*.txt"))
-                  if os.path.basename(p) != "superseded.txt")
+                  if os.path.basename(p) != "superseded.txt" and os.path.basename(p) not in notes)
     kinds = {}
     for name in logs:
         kind = ("gpu-check" if "gpu-check" in name else "sweep" if "sweep" in name else "ncu" if "-ncu-" in name

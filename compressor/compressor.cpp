@@ -185,7 +185,7 @@ PresetSettings preset_settings(QualityPreset p, bool fused) {
             // The H200 series of 2026-11-30 at NTC's 20k x 65536 with 0.005 (docs/benchmarks.md): 2-3 s of training
             // for a 2K material on the fused trainer, and above NTC at 20k steps on average. On the CPU 6000 x 8192:
             // the 512^2 demo in 93 s of training on 2 idle cores, +0.77 dB psnr8 over 3000 steps (which took 45 s)
-            // and +0.48 over 3000 x 16384 in the same time (docs/compressor.md, "Presets").
+            // and +0.48 over 3000 x 16384 in the same time (bench/results/notes-compressor.txt, "Presets").
             return fused ? PresetSettings{20000, 65536, 0.1f, 0.005f} : PresetSettings{6000, 8192, 0.1f, 0.02f};
         case QualityPreset::best: return {100000, 65536, 0.1f, 0.005f};
     }

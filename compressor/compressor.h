@@ -74,7 +74,7 @@ struct CompressOptions {
     float network_learning_rate = 0;         // 0: the preset's
     // Fractions of the steps after which the latents are rounded (latent_rounding says how) and the weights train
     // through their stored formats. Straight-through from 80% measured +0.13 to +0.82 dB psnr8 against NTC's freeze
-    // at 95% on four materials at 100k steps (docs/compressor.md).
+    // at 95% on four materials at 100k steps (bench/results/notes-compressor.txt).
     double latent_rounding_fraction = 0.8;
     double weight_rounding_fraction = 0.96;
     LatentAdam latent_adam = LatentAdam::automatic;

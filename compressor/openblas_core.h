@@ -1,9 +1,9 @@
-// OpenBLAS's kernel choice on virtual machines. OpenBLAS picks its kernels at load time from CPUID's family and
-// model; where a hypervisor hides the model it falls back to its generic "Prescott" kernels (SSE3), even on CPUs
-// with AVX2 or AVX-512. The trainer's matrix products then run about 1.4x slower: measured on a 2-core Xeon VM
-// (2026-12-01, docs/compressor.md "CPU training speed"), the demo trained at 14-15 steps/s with Prescott and at
-// 21-23 with OPENBLAS_CORETYPE=Haswell or SkylakeX. OpenBLAS reads OPENBLAS_CORETYPE only when it is loaded, so the
-// override must be in the environment when the process starts: nmc's main re-executes itself with it.
+// OpenBLAS's kernel choice on virtual machines. OpenBLAS picks its kernels at load time from CPUID's family and model;
+// where a hypervisor hides the model it falls back to its generic "Prescott" kernels (SSE3), even on CPUs with AVX2 or
+// AVX-512. The trainer's matrix products then run about 1.4x slower: measured on a 2-core Xeon VM (2026-12-01,
+// bench/results/notes-compressor.txt, "OpenBLAS on virtual machines"), the demo trained at 14-15 steps/s with Prescott
+// and at 21-23 with OPENBLAS_CORETYPE=Haswell or SkylakeX. OpenBLAS reads OPENBLAS_CORETYPE only when it is loaded, so
+// the override must be in the environment when the process starts: nmc's main re-executes itself with it.
 #pragma once
 
 #include <string>

@@ -52,8 +52,8 @@ int latent_level_count(int width, int height, int mip_count, int grid_scale);
 
 // The level count nmc writes unless told otherwise: two, so that every mip reads levels 0 and 1 (spec 8.1) and no
 // level serves as the coarse level of one mip and the fine level of the next. Measured on the H200 at 100k steps and
-// NTC's file sizes against the full pyramid (docs/compressor.md, "Two latent levels"): +0.45 to +1.62 dB psnr8_mip0 on
-// all 11 shared materials at 5 bpp, with about 6% fewer latent bytes.
+// NTC's file sizes against the full pyramid (bench/results/notes-compressor.txt, "Two latent levels"): +0.45 to
+// +1.62 dB psnr8_mip0 on all 11 shared materials at 5 bpp, with about 6% fewer latent bytes.
 constexpr int kDefaultLatentLevelCount = 2;
 
 // Exact raw byte count of the LATN section (spec 6).
@@ -73,9 +73,10 @@ struct RateChoice {
     uint64_t budget_bytes = 0;
 };
 
-// What rate control ranks first among shapes of about the same latent bytes (docs/compressor.md, "Rate
-// control"). Measured on the H200 at 5 bpp: 3000-step runs do best with the finest grid (S=2 F=4), 100k-step runs
-// with the most features per latent texel (S=4 F=16: +0.6 dB over 6 materials, up to +1.8).
+// What rate control ranks first among shapes of about the same latent bytes (docs/compressor.md, "Rate control"; the
+// sweeps: bench/results/notes-compressor.txt). Measured on the H200 at 5 bpp: 3000-step runs do best with the finest
+// grid (S=2 F=4), 100k-step runs with the most features per latent texel (S=4 F=16: +0.6 dB over 6 materials, up to
+// +1.8).
 enum class ShapePreference {
     finest_grid,   // the smaller grid scale S first
     most_features  // grid scales up to kMostFeaturesMaxScale (the measured ones) first, and among them the

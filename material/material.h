@@ -60,8 +60,8 @@ std::optional<NormalModeChoice> normal_mode_choice_from_string(const std::string
 // The automatic choice's bound: rebuilding Z must leave the normal map's 3-channel 8-bit PSNR at least this
 // high. Packs reach 41-56 dB on normal maps at NTC's rates, and the cap's error adds to theirs: the chessboard's
 // map (cap 53.5 dB) gained +0.25 dB psnr8 at 5 bpp and +0.88 at 10 bpp stored instead of xy, the water bottle's
-// (cap 55.2) lost 0.08 at 5 bpp stored (docs/compressor.md, "Normal maps"). Only that one of the 11 shared maps
-// clears it; the others cap at 29.8-53.5 dB. Until 2026-12-01 the bound was 50 dB.
+// (cap 55.2) lost 0.08 at 5 bpp stored (bench/results/notes-compressor.txt, "Normal maps"). Only that one of the
+// 11 shared maps clears it; the others cap at 29.8-53.5 dB. Until 2026-12-01 the bound was 50 dB.
 constexpr double kXyNormalCapDb = 55.0;
 
 // The 8-bit PSNR, over all three channels of mip 0, of a normal map whose X and Y are exact and whose Z is

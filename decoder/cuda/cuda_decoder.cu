@@ -32,9 +32,9 @@ constexpr int kLargeK = 256;  // any network of spec 9, one m16 tile at a time, 
 // Fast kernels: two m16 tiles a warp (each B fragment feeds 4 MMAs). With weights in shared memory, at most
 // 65536 / (4 * 128) = 128 registers a thread (4 blocks, 16 warps a multiprocessor). The timing variant full_3_blocks
 // builds the same kernel for 3 blocks (at most 168 registers, 12 warps), the configuration measured fastest before
-// the packed activations (docs/cuda-decoder.md), so that one benchmark run compares the two. The fast kernels that
-// read weights from global memory (the batch kernel; models whose weights do not fit in shared memory) keep 3 blocks:
-// at 4 they spill 260-330 bytes a thread.
+// the packed activations (bench/results/notes-cuda-decoder.txt), so that one benchmark run compares the two. The fast
+// kernels that read weights from global memory (the batch kernel; models whose weights do not fit in shared memory)
+// keep 3 blocks: at 4 they spill 260-330 bytes a thread.
 constexpr int kSmallMTiles = 2;
 constexpr int kSmallMinBlocks = 4;
 constexpr int kSmallGlobalMinBlocks = 3;
@@ -440,10 +440,10 @@ __global__ void __launch_bounds__(kGroupThreads, kMinBlocks)
 // tensor_sampling_binary16, on the mips the host planned (tiled_mip_plan, launch_tiled): tiles of 8 x 8 texels,
 // job.tile_start counting them. The first job.pattern_count patterns are copied to shared memory after the model, then
 // two B buffers. kWrap: the pack's wrap addressing, else clamp. Writes job.out (no error sums). Built for 4 blocks a
-// multiprocessor (at most 128 registers a thread): 86 used, so 5 fit (up to 96 would), as many as shared memory
-// allows. Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers) measured slower:
-// docs/cuda-decoder.md, "The tiled kernel on tile classes". kTiming: the part of the work a timing breakdown leaves
-// out (TiledTiming::full: none). kWidths: the hidden layers' widths it computes (TiledWidths).
+// multiprocessor (at most 128 registers a thread): 86 used, so 5 fit (up to 96 would), as many as shared memory allows.
+// Two warpgroups a block sharing the model (6 a multiprocessor at 80 registers) measured slower:
+// bench/results/notes-cuda-decoder.txt, "The tiled kernel on tile classes". kTiming: the part of the work a timing
+// breakdown leaves out (TiledTiming::full: none). kWidths: the hidden layers' widths it computes (TiledWidths).
 template <bool kHiddenScaled, bool kWrap, TiledTiming kTiming, TiledWidths kWidths>
 __global__ void __launch_bounds__(kGroupThreads, kWarpgroup4BlocksMinBlocks)
     decode_tiles_kernel(const __grid_constant__ ModelDesc md, const __grid_constant__ TiledJob job) {

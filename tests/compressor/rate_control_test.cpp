@@ -37,8 +37,8 @@ TEST(RateControl, ChoiceFitsBudgetAndGrowsWithIt) {
     }
 }
 
-// The measured rankings (docs/compressor.md): at 5 bpp a 3000-step run gets the finest grid that fills the budget
-// (S=2 F=4), a 100k-step run the most features a latent texel within grid scale 4 (S=4 F=16), both 4-bit and
+// The measured rankings (bench/results/notes-compressor.txt): at 5 bpp a 3000-step run gets the finest grid that fills
+// the budget (S=2 F=4), a 100k-step run the most features a latent texel within grid scale 4 (S=4 F=16), both 4-bit and
 // about the same latent bytes.
 TEST(RateControl, PreferenceFollowsTheStepCount) {
     EXPECT_EQ(shape_preference_for_steps(3000), ShapePreference::finest_grid);
