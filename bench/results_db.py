@@ -177,7 +177,7 @@ class Database:
 def nmc_series(row, data):
     """Series name of an nmc row: device, preset and steps (a GPU run with another preset is another curve), and
     "full latent pyramid" for packs of more than two latent levels that rate control chose (its default until
-    2026-12-01; since then it writes two, docs/compressor.md "The model"); the arithmetic where it is not
+    2026-12-01; since then it writes two, docs/compressor.md "Two latent levels"); the arithmetic where it is not
     float32; a --latent-shape run is named by its extra arguments already."""
     device = row.get("device") or data["settings"].get("device") or "cpu"
     quality = row.get("quality") or "default"
