@@ -13,7 +13,7 @@ layout(std430, binding = 2) writeonly restrict buffer Outputs {
 };
 layout(push_constant) uniform Probe {
     uint count;
-    uint function;  // 0 nmc_round_fp8, 1 nmc_round_f16, 2 nmc_hgelu_binary16, 3 nmc_hgelu_float32
+    uint function;  // 0 nmc_round_fp8, 1 nmc_round_f16, 2 and 3 nmc_hidden_activation_value in binary16, float32
     float one_third;
 } probe;
 
@@ -27,9 +27,9 @@ void main() {
     } else if (probe.function == 1u) {
         y = nmc_round_f16(x);
     } else if (probe.function == 2u) {
-        y = nmc_hgelu_binary16(x, probe.one_third);
+        y = nmc_hidden_activation_value(x, true, probe.one_third);
     } else {
-        y = nmc_hgelu_float32(x, probe.one_third);
+        y = nmc_hidden_activation_value(x, false, probe.one_third);
     }
     outputs[i] = y;
 }

@@ -1,5 +1,6 @@
 // nmc_decode.glsl's arithmetic steps against the reference decoder's, value for value on a Vulkan device: E4M3
-// rounding (spec 2.1), binary16 rounding (2.2) and both activations (8.6), on every finite binary16 value, the
+// rounding (spec 2.1), binary16 rounding (2.2) and both activations rounded to E4M3 (8.6: the next layer's inputs,
+// nmc_hidden_activation_value's shortcuts included), on every finite binary16 value, the
 // midpoints between neighbouring binary16 values and their float32 neighbours, and random float32 values. For the
 // binary16 activation every binary16 h = f16(y) is a case, which shows that rounding h * c + 0.5 to float32 before
 // binary16 (as the shader does) gives the reference's single rounding of the exact value for every h.
@@ -24,7 +25,7 @@ using vulkan_detail::Buffer;
 using vulkan_detail::ComputePipeline;
 using vulkan_detail::Context;
 
-enum Function : uint32_t { kRoundFp8 = 0, kRoundF16 = 1, kHgeluBinary16 = 2, kHgeluFloat32 = 3 };
+enum Function : uint32_t { kRoundFp8 = 0, kRoundF16 = 1, kActivationBinary16 = 2, kActivationFloat32 = 3 };
 
 struct Probe {
     uint32_t count;
@@ -63,10 +64,10 @@ float reference(Function f, float x) {
             return round_to_fp8_e4m3(x);
         case kRoundF16:
             return round_to_fp16_satfinite(x);
-        case kHgeluBinary16:
-            return hgelu_clamped_binary16(x);
-        case kHgeluFloat32:
-            return hgelu_clamped(x);
+        case kActivationBinary16:
+            return round_to_fp8_e4m3(hgelu_clamped_binary16(x));
+        case kActivationFloat32:
+            return round_to_fp8_e4m3(hgelu_clamped(x));
     }
     return 0;
 }
@@ -138,11 +139,11 @@ TEST_F(ShaderArithmetic, Binary16RoundingEqualsTheReference) {
 }
 
 TEST_F(ShaderArithmetic, Binary16ActivationEqualsTheReference) {
-    expect_reference_values(kHgeluBinary16, kOneThirdBinary16);
+    expect_reference_values(kActivationBinary16, kOneThirdBinary16);
 }
 
 TEST_F(ShaderArithmetic, Float32ActivationEqualsTheReference) {
-    expect_reference_values(kHgeluFloat32, kOneThirdFloat32);
+    expect_reference_values(kActivationFloat32, kOneThirdFloat32);
 }
 
 }  // namespace

@@ -165,24 +165,53 @@ float nmc_round_f16(float x) {
     return uintBitsToFloat(r | (b & 0x80000000u));
 }
 
-// spec 8.6: hgelu_clamped in float32. t = min(max(y * 0.333333343 + 0.5, 0), 1); a = min(y, 3) * t.
-float nmc_hgelu_float32(float y, float one_third) {
-    precise float s = y * one_third + 0.5;
-    const float t = nmc_min(nmc_max(s, 0.0), 1.0);
-    precise float a = nmc_min(y, 3.0) * t;
-    return a;
+// x rounded to 10 mantissa bits (binary16's precision), ties to even, keeping its float32 exponent: f16(x) (spec 2.2)
+// wherever 2^-14 <= |x| <= 65504 holds after rounding, by integer operations on the bits.
+float nmc_round_mantissa10(float x) {
+    const uint b = floatBitsToUint(x);
+    return uintBitsToFloat((b + 0xFFFu + ((b >> 13) & 1u)) & ~0x1FFFu);
 }
 
-// spec 8.6, binary16 arithmetic: h = f16(y); t = min(max(f16(h * c + 0.5), 0), 1); a = f16(min(h, 3) * t).
-// h * c and min(h, 3) * t are exact in float32 (products of two binary16 values). h * c + 0.5 is not always, but for
-// c = f16(1/3) rounding it to float32 first never changes its binary16 rounding, for any binary16 h (checked on every
-// h: tests/vulkan/shader_arithmetic_test.cpp against the reference, which rounds the exact value once).
-float nmc_hgelu_binary16(float y, float one_third) {
-    const float h = nmc_round_f16(y);
-    precise float s = h * one_third + 0.5;
-    const float t = nmc_min(nmc_max(nmc_round_f16(s), 0.0), 1.0);
-    precise float a = nmc_min(h, 3.0) * t;
-    return nmc_round_f16(a);
+// spec 2.1's E4M3 rounding of an activation a, |a| <= 3 (hgelu_clamped's range, [-0.1875, 3]): nmc_round_fp8 without
+// its saturation and NaN cases.
+float nmc_round_fp8_activation(float a) {
+    const uint b = floatBitsToUint(a);
+    const uint magnitude = b & 0x7FFFFFFFu;
+    uint r;
+    if (magnitude < 0x3C800000u) {
+        precise float t = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;  // below 2^-6: multiples of 2^-9
+        r = floatBitsToUint(t);
+    } else {
+        r = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;  // 3 mantissa bits, ties to even
+    }
+    return uintBitsToFloat(r | (b & 0x80000000u));
+}
+
+// spec 8.6: the activation of a hidden layer's output y, hgelu_clamped, rounded to E4M3 (the next layer's input).
+// float32 arithmetic: t = min(max(y * 0.333333343 + 0.5, 0), 1); a = min(y, 3) * t.
+// binary16 arithmetic: h = f16(y); t = min(max(f16(h * c + 0.5), 0), 1); a = f16(min(h, 3) * t), with c = f16(1/3).
+// The binary16 steps round with nmc_round_mantissa10, exact wherever the result matters:
+// - h: y is clamped to +-65504 first (f16's saturation); where |h| < 2^-14 the exact rounding would give a multiple
+//   of 2^-24 instead, but then |a| < 2^-14 and the E4M3 rounding gives a zero of h's sign either way;
+// - t = f16(min(max(s, 0), 1)), the same value since f16 is monotonic and keeps 0 and 1; s = h * c + 0.5 is rounded to
+//   float32 first (h * c is exact), which never changes its binary16 rounding for this c (checked on every binary16 h:
+//   tests/vulkan/shader_arithmetic_test.cpp); where 0 < s < 2^-14, h is near -1.5 and |a| < 2^-13 rounds to -0 again;
+// - a: min(h, 3) * t is exact in float32 (two 11-bit significands), and below 2^-14 the E4M3 zero follows again.
+float nmc_hidden_activation_value(float y, bool binary16, float one_third) {
+    float a;
+    if (binary16) {
+        const float h = nmc_round_mantissa10(nmc_min(nmc_max(y, -65504.0), 65504.0));
+        precise float s = h * one_third + 0.5;
+        const float t = nmc_round_mantissa10(nmc_min(nmc_max(s, 0.0), 1.0));
+        precise float product = nmc_min(h, 3.0) * t;
+        a = nmc_round_mantissa10(product);
+    } else {
+        precise float s = y * one_third + 0.5;
+        const float t = nmc_min(nmc_max(s, 0.0), 1.0);
+        precise float product = nmc_min(y, 3.0) * t;
+        a = product;
+    }
+    return nmc_round_fp8_activation(a);
 }
 
 // spec 8.3: a texel coordinate wrapped (x mod size, non-negative) or clamped to 0 .. size-1.
@@ -322,8 +351,7 @@ float nmc_layer_output(NmcLayer layer, uint n, float acc) {
 
 // spec 8.6: a hidden layer's output y activated and rounded to E4M3, the next layer's input.
 float nmc_hidden_activation(NmcLayer layer, float y) {
-    return nmc_round_fp8(layer.binary16 ? nmc_hgelu_binary16(y, layer.one_third)
-                                        : nmc_hgelu_float32(y, layer.one_third));
+    return nmc_hidden_activation_value(y, layer.binary16, layer.one_third);
 }
 
 // spec 8.7: value = lo + (hi - lo) * min(max(o, 0), 1) for pack channel c.
