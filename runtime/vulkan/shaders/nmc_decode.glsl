@@ -426,18 +426,19 @@ float nmc_level_of_detail(vec2 duv_dx, vec2 duv_dy) {
 
 // Inference on sample with trilinear filtering: the pack's C channel values at (u, v) decoded at the two mips around
 // `lod` (0 .. M-1) and blended by its fraction, as a GPU filters a texture across its mips (within a mip the decoded
-// values already vary smoothly with u and v: the latents are sampled bilinearly). Two nmc_decode_texel calls where
+// values already vary smoothly with u and v: the latents are sampled bilinearly). Two decodes where
 // lod has a fraction, one where it is whole. Not part of the spec's bit-exact decoding (section 8 decodes whole mips).
 void nmc_decode_trilinear(float u, float v, float lod, out float channels[16]) {
     const uint mips = nmc_word(NMC_HEADER_MIP_COUNT);
     const uint m0 = min(uint(floor(lod)), mips - 1u);
     const float f = lod - float(m0);
-    nmc_decode_texel(u, v, m0, channels);
-    if (f > 0.0 && m0 + 1u < mips) {
-        float upper[16];
-        nmc_decode_texel(u, v, m0 + 1u, upper);
-        const uint count = nmc_word(NMC_HEADER_CHANNEL_COUNT);
-        for (uint c = 0u; c < count; ++c) channels[c] = mix(channels[c], upper[c], f);
+    const uint decodes = f > 0.0 && m0 + 1u < mips ? 2u : 1u;
+    const uint count = nmc_word(NMC_HEADER_CHANNEL_COUNT);
+    // A loop, not two calls: one copy of the decoding code in the compiled shader (it is large).
+    [[dont_unroll]] for (uint i = 0u; i < decodes; ++i) {
+        float values[16];
+        nmc_decode_texel(u, v, m0 + i, values);
+        for (uint c = 0u; c < count; ++c) channels[c] = i == 0u ? values[c] : mix(channels[c], values[c], f);
     }
 }
 
