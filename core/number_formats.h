@@ -1,8 +1,10 @@
 // The scalar number formats of the .nmc format (docs/format-spec.md section "Number formats"):
-// FP8 E4M3 (OCP "FN" variant: no infinities, one NaN code per sign, max 448) and IEEE binary16.
+// FP8 E4M3 (OCP "FN" variant: no infinities, one NaN code per sign, max 448) and IEEE binary16; and the
+// quantisation of decoded samples to 8- and 16-bit codes (spec 8.10).
 // Conversions round to nearest, ties to even; the saturation rules are the spec's.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -49,5 +51,15 @@ constexpr float kFp16Max = 65504.0f;
 // spec 8.6: hgelu_clamped's slope 1/3 in each arithmetic: float32(1/3), and f16(1/3) = binary16 0x3555 (2.2).
 constexpr float kOneThirdFloat32 = 0.333333343f;
 constexpr float kOneThirdBinary16 = 0.333251953125f;
+
+// spec 8.10: uint8 files store floor(min(max(v, 0), 1) * 255 + 0.5); uint16 use 65535.
+inline uint8_t quantize_u8(float v) {
+    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;  // also maps NaN to 0
+    return static_cast<uint8_t>(std::floor(c * 255.0f + 0.5f));
+}
+inline uint16_t quantize_u16(float v) {
+    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;
+    return static_cast<uint16_t>(std::floor(c * 65535.0f + 0.5f));
+}
 
 }  // namespace nmc

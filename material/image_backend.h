@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/image.h"
+#include "core/number_formats.h"
 #include "core/status.h"
 #include "core/texture_layout.h"
 
@@ -32,15 +33,5 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& byte
 // destination (which is not touched).
 Result<std::vector<uint8_t>> encode(const std::string& path, const Image& image, const std::string& format,
                                     std::optional<ColorSpace> color_space);
-
-// spec 8.10: uint8 files store floor(min(max(v, 0), 1) * 255 + 0.5); uint16 use 65535.
-inline uint8_t quantize_u8(float v) {
-    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;  // also maps NaN to 0
-    return static_cast<uint8_t>(std::floor(c * 255.0f + 0.5f));
-}
-inline uint16_t quantize_u16(float v) {
-    const float c = v > 0.0f ? (v < 1.0f ? v : 1.0f) : 0.0f;
-    return static_cast<uint16_t>(std::floor(c * 65535.0f + 0.5f));
-}
 
 }  // namespace nmc::image_backend

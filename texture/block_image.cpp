@@ -1,0 +1,177 @@
+// Whole-image encoding and decoding through the block codecs.
+#include "texture/block_image.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/number_formats.h"
+#include "texture/block_codecs.h"
+
+namespace nmc::texture {
+
+const char* to_string(BlockFormat f) {
+    switch (f) {
+        case BlockFormat::bc1: return "bc1";
+        case BlockFormat::bc4: return "bc4";
+        case BlockFormat::bc5: return "bc5";
+        case BlockFormat::bc7: return "bc7";
+    }
+    return "?";
+}
+
+std::optional<BlockFormat> block_format_from_string(const std::string& s) {
+    for (BlockFormat f : {BlockFormat::bc1, BlockFormat::bc4, BlockFormat::bc5, BlockFormat::bc7})
+        if (s == to_string(f)) return f;
+    return std::nullopt;
+}
+
+int block_bytes(BlockFormat f) { return f == BlockFormat::bc1 || f == BlockFormat::bc4 ? 8 : 16; }
+
+int channels_held(BlockFormat f) {
+    switch (f) {
+        case BlockFormat::bc1: return 3;
+        case BlockFormat::bc4: return 1;
+        case BlockFormat::bc5: return 2;
+        case BlockFormat::bc7: return 4;
+    }
+    return 0;
+}
+
+bool has_srgb_variant(BlockFormat f) { return f == BlockFormat::bc1 || f == BlockFormat::bc7; }
+
+size_t level_bytes(BlockFormat f, int width, int height) {
+    return size_t((width + 3) / 4) * size_t((height + 3) / 4) * size_t(block_bytes(f));
+}
+
+Rgba8Image to_rgba8(const Image& image) {
+    Rgba8Image out;
+    out.width = image.width;
+    out.height = image.height;
+    out.texels.resize(image.texel_count() * 4);
+    const int n = image.channels;
+    for (size_t i = 0; i < image.texel_count(); ++i) {
+        const float* v = &image.pixels[i * size_t(n)];
+        uint8_t* o = &out.texels[i * 4];
+        o[0] = quantize_u8(v[0]);
+        o[1] = n == 1 ? o[0] : quantize_u8(v[1]);
+        o[2] = n == 1 ? o[0] : n == 2 ? 0 : quantize_u8(v[2]);
+        o[3] = n == 4 ? quantize_u8(v[3]) : 255;
+    }
+    return out;
+}
+
+namespace {
+
+// The 4x4 tile at block (bx, by), edge texels repeated past the image.
+void gather_tile(const Rgba8Image& image, int bx, int by, uint8_t tile[kBlockTexels * 4]) {
+    for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 4; ++x) {
+            const int sx = std::min(bx * 4 + x, image.width - 1), sy = std::min(by * 4 + y, image.height - 1);
+            const uint8_t* s = &image.texels[(size_t(sy) * size_t(image.width) + size_t(sx)) * 4];
+            std::copy(s, s + 4, tile + (y * 4 + x) * 4);
+        }
+}
+
+void encode_tile(BlockFormat f, const uint8_t tile[kBlockTexels * 4], uint8_t* block) {
+    uint8_t channel[kBlockTexels];
+    switch (f) {
+        case BlockFormat::bc1: encode_bc1_block(tile, block); break;
+        case BlockFormat::bc4:
+            for (int t = 0; t < kBlockTexels; ++t) channel[t] = tile[4 * t];
+            encode_bc4_block(channel, block);
+            break;
+        case BlockFormat::bc5:
+            for (int c = 0; c < 2; ++c) {
+                for (int t = 0; t < kBlockTexels; ++t) channel[t] = tile[4 * t + c];
+                encode_bc4_block(channel, block + 8 * c);
+            }
+            break;
+        case BlockFormat::bc7: encode_bc7_block(tile, block); break;
+    }
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads) {
+    const int blocks_x = (image.width + 3) / 4, blocks_y = (image.height + 3) / 4;
+    std::vector<uint8_t> out(level_bytes(f, image.width, image.height));
+    const size_t stride = size_t(block_bytes(f));
+    if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::min(threads, blocks_y);
+    // Rows of blocks are dealt round-robin: each block's bytes depend on its tile alone.
+    const auto work = [&](int first) {
+        uint8_t tile[kBlockTexels * 4];
+        for (int by = first; by < blocks_y; by += threads)
+            for (int bx = 0; bx < blocks_x; ++bx) {
+                gather_tile(image, bx, by, tile);
+                encode_tile(f, tile, &out[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride]);
+            }
+    };
+    std::vector<std::thread> workers;
+    for (int i = 1; i < threads; ++i) workers.emplace_back(work, i);
+    work(0);
+    for (std::thread& w : workers) w.join();
+    return out;
+}
+
+Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std::vector<uint8_t>& blocks) {
+    if (width < 1 || height < 1 || blocks.size() != level_bytes(f, width, height))
+        return Status(StatusCode::invalid_argument,
+                      std::string(to_string(f)) + " level of " + std::to_string(width) + "x" + std::to_string(height) +
+                          ": expected " + std::to_string(level_bytes(f, std::max(width, 1), std::max(height, 1))) +
+                          " bytes, got " + std::to_string(blocks.size()));
+    Rgba8Image out;
+    out.width = width;
+    out.height = height;
+    out.texels.resize(size_t(width) * size_t(height) * 4);
+    const int blocks_x = (width + 3) / 4, blocks_y = (height + 3) / 4;
+    const size_t stride = size_t(block_bytes(f));
+    for (int by = 0; by < blocks_y; ++by)
+        for (int bx = 0; bx < blocks_x; ++bx) {
+            const uint8_t* block = &blocks[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride];
+            uint8_t tile[kBlockTexels * 4];
+            uint8_t channel[kBlockTexels];
+            switch (f) {
+                case BlockFormat::bc1: decode_bc1_block(block, tile); break;
+                case BlockFormat::bc4:
+                    decode_bc4_block(block, channel);
+                    for (int t = 0; t < kBlockTexels; ++t)
+                        tile[4 * t] = channel[t], tile[4 * t + 1] = 0, tile[4 * t + 2] = 0, tile[4 * t + 3] = 255;
+                    break;
+                case BlockFormat::bc5:
+                    for (int c = 0; c < 2; ++c) {
+                        decode_bc4_block(block + 8 * c, channel);
+                        for (int t = 0; t < kBlockTexels; ++t) tile[4 * t + c] = channel[t];
+                    }
+                    for (int t = 0; t < kBlockTexels; ++t) tile[4 * t + 2] = 0, tile[4 * t + 3] = 255;
+                    break;
+                case BlockFormat::bc7:
+                    if (!decode_bc7_block(block, tile))
+                        return Status(StatusCode::not_recognized,
+                                      "bc7 block " + std::to_string(bx) + "," + std::to_string(by) +
+                                          ": a mode other than 6, which this decoder does not read");
+                    break;
+            }
+            for (int y = 0; y < 4; ++y)
+                for (int x = 0; x < 4; ++x) {
+                    const int px = bx * 4 + x, py = by * 4 + y;
+                    if (px >= width || py >= height) continue;
+                    std::copy(tile + (y * 4 + x) * 4, tile + (y * 4 + x) * 4 + 4,
+                              &out.texels[(size_t(py) * size_t(width) + size_t(px)) * 4]);
+                }
+        }
+    return out;
+}
+
+double mean_squared_error8(const Rgba8Image& a, const Rgba8Image& b, int channels) {
+    double sse = 0;
+    const size_t texels = size_t(a.width) * size_t(a.height);
+    for (size_t i = 0; i < texels; ++i)
+        for (int c = 0; c < channels; ++c) {
+            const double d = double(a.texels[i * 4 + size_t(c)]) - double(b.texels[i * 4 + size_t(c)]);
+            sse += d * d;
+        }
+    return sse / (255.0 * 255.0) / double(std::max<size_t>(texels * size_t(channels), 1));
+}
+
+}  // namespace nmc::texture
