@@ -1,0 +1,147 @@
+// DDS and KTX2 files: what is written reads back identical (headers and every level's blocks), the fixed header
+// fields are where the specifications put them, and truncated, extended or damaged files are refused with a
+// specific status. Files are written atomically.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/byte_io.h"
+#include "core/file_io.h"
+#include "texture/texture_file.h"
+
+namespace nmc::texture {
+namespace {
+
+// A 13x7 texture with its full chain (13x7, 6x3, 3x1, 1x1) of seeded random block bytes: the containers do not
+// look inside blocks.
+BlockTexture make_texture(BlockFormat f, bool srgb) {
+    BlockTexture t;
+    t.format = f, t.srgb = srgb, t.width = 13, t.height = 7;
+    std::mt19937 rng(uint32_t(f) * 2 + srgb);
+    for (int m = 0; m < 4; ++m) {
+        t.levels.emplace_back(level_bytes(f, mip_extent(13, m), mip_extent(7, m)));
+        for (uint8_t& b : t.levels.back()) b = uint8_t(rng());
+    }
+    return t;
+}
+
+struct Case {
+    BlockFormat format;
+    bool srgb;
+};
+const Case kCases[] = {{BlockFormat::bc1, false}, {BlockFormat::bc1, true}, {BlockFormat::bc4, false},
+                       {BlockFormat::bc5, false}, {BlockFormat::bc7, false}, {BlockFormat::bc7, true}};
+
+TEST(TextureFile, RoundTripsEveryFormatInBothContainers) {
+    for (ContainerFormat c : {ContainerFormat::dds, ContainerFormat::ktx2})
+        for (const Case& k : kCases) {
+            const BlockTexture t = make_texture(k.format, k.srgb);
+            auto bytes = encode_texture_file(c, t);
+            ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+            auto back = decode_texture_file(c, *bytes);
+            ASSERT_TRUE(back.ok()) << to_string(c) << " " << to_string(k.format) << ": " << back.status().to_string();
+            EXPECT_EQ(back->format, t.format);
+            EXPECT_EQ(back->srgb, t.srgb);
+            EXPECT_EQ(back->width, 13);
+            EXPECT_EQ(back->height, 7);
+            EXPECT_EQ(back->levels, t.levels) << to_string(c) << " " << to_string(k.format);
+        }
+}
+
+// The fields engines read first, at the offsets of the specifications.
+TEST(TextureFile, HeaderFieldsAtTheirOffsets) {
+    const BlockTexture t = make_texture(BlockFormat::bc7, true);
+    auto dds = encode_texture_file(ContainerFormat::dds, t);
+    ASSERT_TRUE(dds.ok());
+    EXPECT_EQ(load_u32_le(dds->data()), 0x20534444u);        // "DDS "
+    EXPECT_EQ(load_u32_le(dds->data() + 12), 7u);            // height
+    EXPECT_EQ(load_u32_le(dds->data() + 16), 13u);           // width
+    EXPECT_EQ(load_u32_le(dds->data() + 28), 4u);            // mipMapCount
+    EXPECT_EQ(load_u32_le(dds->data() + 84), 0x30315844u);   // pixel format FourCC "DX10"
+    EXPECT_EQ(load_u32_le(dds->data() + 128), 99u);          // DXGI_FORMAT_BC7_UNORM_SRGB
+    EXPECT_EQ(dds->size(), 148u + 4 * 2 * 16 + 2 * 16 + 1 * 16 + 16);
+
+    auto ktx = encode_texture_file(ContainerFormat::ktx2, t);
+    ASSERT_TRUE(ktx.ok());
+    EXPECT_EQ((*ktx)[1], 'K');
+    EXPECT_EQ(load_u32_le(ktx->data() + 12), 146u);  // VK_FORMAT_BC7_SRGB_BLOCK
+    EXPECT_EQ(load_u32_le(ktx->data() + 20), 13u);   // pixelWidth
+    EXPECT_EQ(load_u32_le(ktx->data() + 24), 7u);    // pixelHeight
+    EXPECT_EQ(load_u32_le(ktx->data() + 40), 4u);    // levelCount
+    EXPECT_EQ(load_u32_le(ktx->data() + 44), 0u);    // supercompressionScheme
+    const uint32_t dfd = load_u32_le(ktx->data() + 48);
+    EXPECT_EQ((*ktx)[dfd + 12], 134);  // colorModel KHR_DF_MODEL_BC7
+    EXPECT_EQ((*ktx)[dfd + 14], 2);    // transferFunction sRGB
+    // Level 0 (the largest) comes last in the file, aligned to its 16-byte blocks.
+    const uint64_t level0 = load_u64_le(ktx->data() + 80);
+    EXPECT_EQ(level0 % 16, 0u);
+    EXPECT_EQ(level0 + t.levels[0].size(), ktx->size());
+}
+
+TEST(TextureFile, RefusesInconsistentTextures) {
+    BlockTexture t = make_texture(BlockFormat::bc4, false);
+    t.srgb = true;  // BC4 has no sRGB format
+    EXPECT_EQ(encode_texture_file(ContainerFormat::dds, t).status().code(), StatusCode::invalid_argument);
+    t = make_texture(BlockFormat::bc5, false);
+    t.levels[2].pop_back();
+    EXPECT_EQ(encode_texture_file(ContainerFormat::ktx2, t).status().code(), StatusCode::invalid_argument);
+    t = make_texture(BlockFormat::bc1, false);
+    t.levels.push_back(t.levels.back());  // a fifth level past 1x1
+    EXPECT_EQ(encode_texture_file(ContainerFormat::dds, t).status().code(), StatusCode::invalid_argument);
+}
+
+// Every truncation and one extra byte are refused (corrupt, or not_recognized when the magic itself is cut), and
+// so is a change of any header field the reader checks.
+TEST(TextureFile, RefusesTruncatedExtendedAndDamagedFiles) {
+    for (ContainerFormat c : {ContainerFormat::dds, ContainerFormat::ktx2}) {
+        const std::vector<uint8_t> good = *encode_texture_file(c, make_texture(BlockFormat::bc5, false));
+        for (size_t n = 0; n < good.size(); ++n) {
+            const std::vector<uint8_t> cut(good.begin(), good.begin() + std::ptrdiff_t(n));
+            const auto r = decode_texture_file(c, cut);
+            ASSERT_FALSE(r.ok()) << to_string(c) << " cut to " << n;
+            ASSERT_TRUE(r.status().code() == StatusCode::corrupt || r.status().code() == StatusCode::not_recognized);
+        }
+        std::vector<uint8_t> longer = good;
+        longer.push_back(0);
+        EXPECT_EQ(decode_texture_file(c, longer).status().code(), StatusCode::corrupt) << to_string(c);
+        // Each byte of the header and (KTX2) level index and descriptor, changed.
+        const size_t checked = c == ContainerFormat::dds ? 148 : size_t(load_u32_le(good.data() + 48)) + 44;
+        int accepted = 0;
+        for (size_t i = 0; i < checked; ++i) {
+            std::vector<uint8_t> bad = good;
+            bad[i] ^= 0x10;
+            if (decode_texture_file(c, bad).ok()) ++accepted;
+        }
+        EXPECT_EQ(accepted, 0) << to_string(c);
+    }
+}
+
+TEST(TextureFile, WritesAtomicallyAndRefusesToReplace) {
+    std::string dir = ::testing::TempDir() + "/nmc_texture_file_XXXXXX";
+    ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+    const std::string path = dir + "/t.ktx2";
+    const BlockTexture t = make_texture(BlockFormat::bc7, false);
+    ASSERT_TRUE(write_texture_file(path, ContainerFormat::ktx2, t, false).ok());
+    auto bytes = read_file(path, 1 << 20);
+    ASSERT_TRUE(bytes.ok());
+    auto back = decode_texture_file(ContainerFormat::ktx2, *bytes);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->levels, t.levels);
+    EXPECT_EQ(write_texture_file(path, ContainerFormat::ktx2, t, false).code(), StatusCode::io_error);
+    BlockTexture bad = t;
+    bad.levels[0].clear();
+    const Status refused = write_texture_file(dir + "/bad.dds", ContainerFormat::dds, bad, true);
+    EXPECT_EQ(refused.code(), StatusCode::invalid_argument);
+    EXPECT_NE(refused.message().find("bad.dds"), std::string::npos) << refused.message();
+    EXPECT_NE(::access((dir + "/bad.dds").c_str(), F_OK), 0) << "nothing written for a refused texture";
+    std::remove(path.c_str());
+    ::rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace nmc::texture
