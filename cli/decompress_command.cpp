@@ -1,5 +1,6 @@
 // nmc decompress: decodes a pack back to image files with the source's names, formats, bit depths and colour
-// spaces (packed maps packed again), optionally every mip level.
+// spaces (packed maps packed again), optionally every mip level; or to block-compressed DDS / KTX2 files with
+// every mip, for engines.
 #include <CLI/CLI.hpp>
 
 #include <sys/stat.h>
@@ -15,6 +16,8 @@
 #include "decoder/pack_decoder.h"
 #include "format/pack.h"
 #include "material/material.h"
+#include "texture/format_choice.h"
+#include "validate/quality_measurement.h"
 
 namespace nmc::cli {
 namespace {
@@ -25,6 +28,8 @@ struct DecompressOptions {
     std::string format = "source";
     std::string suffix;
     std::string device = "cpu";
+    std::string block_format = "auto";  // --bc, for --format dds|ktx2
+    bool block_format_given = false;
     bool all_mips = false;
     bool force = false;
     int threads = 0;
@@ -47,7 +52,81 @@ void warn_clipped(const TextureLayout& layout, const WrittenTexture& file) {
                  static_cast<double>(file.min_value), static_cast<double>(file.max_value), why.c_str());
 }
 
+// --format dds|ktx2: one file per texture holding every mip of the pack, block-compressed as --bc chooses.
+int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globals, const Pack& pack,
+                          const PackDecoderOptions& decoder_options, texture::ContainerFormat container) {
+    const std::optional<texture::BlockFormat> requested =
+        o.block_format == "auto" ? std::nullopt : texture::block_format_from_string(o.block_format);
+    // Every texture's format and output name first: a texture the format cannot hold, or an existing file, stops
+    // the run before anything is decoded.
+    std::vector<texture::BlockChoice> choices;
+    for (const TextureLayout& layout : pack.textures) {
+        auto choice = texture::choose_block_format(layout, requested);
+        if (!choice.ok()) {
+            print_error(choice.status().with_context(o.pack_path));
+            return exit_code_for(choice.status());
+        }
+        choices.push_back(*choice);
+        const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
+        if (!o.force && exists(path)) {
+            print_error(Status(StatusCode::io_error, path + ": exists (use --force to overwrite)"));
+            return kExitIo;
+        }
+    }
+    auto decoder = create_pack_decoder(pack, decoder_options);
+    if (!decoder.ok()) {
+        print_error(decoder.status());
+        return exit_code_for(decoder.status());
+    }
+    Status dir = make_directories(o.out_dir);
+    if (!dir.ok()) {
+        print_error(dir);
+        return kExitIo;
+    }
+    for (size_t t = 0; t < pack.textures.size(); ++t) {
+        const TextureLayout& layout = pack.textures[t];
+        std::vector<Image> mips;
+        for (int m = 0; m < pack.material.mip_count; ++m) {
+            auto image = (*decoder)->decode_texture(static_cast<int>(t), m);
+            if (!image.ok()) {
+                print_error(image.status());
+                return exit_code_for(image.status());
+            }
+            mips.push_back(std::move(image.value()));
+        }
+        auto encoded = texture::encode_block_texture(choices[t], mips, o.threads);
+        const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
+        if (!encoded.ok()) {
+            print_error(encoded.status().with_context(path));
+            return kExitInternal;  // the decoder's mips always form a chain: a failure here is a bug
+        }
+        Status written = texture::write_texture_file(path, container, encoded->texture, o.force);
+        if (!written.ok()) {
+            print_error(written);
+            return exit_code_for(written);
+        }
+        if (globals.verbosity > 0) {
+            std::printf("wrote %s (%dx%d, %d mips, %s%s; block compression psnr8 %.2f dB over %d channel(s)",
+                        path.c_str(), encoded->texture.width, encoded->texture.height, pack.material.mip_count,
+                        texture::to_string(choices[t].format), choices[t].srgb ? " sRGB" : "",
+                        psnr_from_mse(encoded->mip0_mse8), encoded->compared_channels);
+            for (const TextureQuality& q : pack.quality.textures)
+                if (q.texture == layout.name && q.psnr8_mip0_db > 0) std::printf("; pack psnr8 %.2f dB", q.psnr8_mip0_db);
+            std::printf(")\n");
+        }
+    }
+    if (globals.verbosity > 0)
+        std::printf("%zu file(s) from %s, decoded on %s\n", pack.textures.size(), o.pack_path.c_str(),
+                    (*decoder)->description().c_str());
+    return kExitOk;
+}
+
 int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
+    const std::optional<texture::ContainerFormat> container = texture::container_format_from_string(o.format);
+    if (o.block_format_given && !container) {
+        print_error(Status(StatusCode::invalid_argument, "--bc needs --format dds or ktx2, got --format " + o.format));
+        return kExitUsage;
+    }
     auto pack = read_pack_file(o.pack_path);
     if (!pack.ok()) {
         print_error(pack.status());
@@ -56,6 +135,7 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     PackDecoderOptions decoder_options;
     decoder_options.device = o.device;
     decoder_options.threads = o.threads;
+    if (container) return run_decompress_blocks(o, globals, pack.value(), decoder_options, *container);
     auto decoder = create_pack_decoder(pack.value(), decoder_options);
     if (!decoder.ok()) {
         print_error(decoder.status());
@@ -116,8 +196,15 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
                       "spaces (packed maps packed again)");
     cmd->add_option("PACK", options->pack_path, "The .nmc pack")->required();
     cmd->add_option("-o,--output", options->out_dir, "Output folder (created if missing)")->required();
-    cmd->add_option("--format", options->format, "Output format: source (each file's own), png, exr or tga")
-        ->check(CLI::IsMember({"source", "png", "exr", "tga"}));
+    cmd->add_option("--format", options->format,
+                    "Output format: source (each file's own), png, exr or tga; dds or ktx2 for block-compressed "
+                    "textures with every mip")
+        ->check(CLI::IsMember({"source", "png", "exr", "tga", "dds", "ktx2"}));
+    cmd->add_option("--bc", options->block_format,
+                    "Block format of --format dds|ktx2: auto (BC4 one channel, BC5 normal maps stored as X,Y and two "
+                    "channels, BC7 the rest), bc1, bc4, bc5 or bc7")
+        ->check(CLI::IsMember({"auto", "bc1", "bc4", "bc5", "bc7"}))
+        ->each([options](const std::string&) { options->block_format_given = true; });
     cmd->add_option("--suffix", options->suffix, "Inserted before each file's extension, e.g. _decoded");
     cmd->add_flag("--mips", options->all_mips, "Also write every mip level (<name>_mip<N>.<ext>)");
     cmd->add_option("--device", options->device,

@@ -2,7 +2,7 @@
 // constant-output packs written with their sources (tests/validate/constant_pack.h): decompress round-trips file
 // names, formats, channel counts and sample types, with --suffix, --mips, --format and --force; sRGB colour
 // decoded to EXR reads back (scan, load_material) as the same colour; values a PNG or TGA cannot hold are a
-// warning; validate's exit codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a
+// warning; --format dds|ktx2 hold every mip in the format --bc chooses, and refuse what they cannot hold; validate's exit codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a
 // recorded relative source folder found from the pack's folder whatever the working directory.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,6 +27,7 @@
 #include "tests/cli/nmc_process.h"
 #include "tests/format/pack_surgery.h"
 #include "tests/validate/constant_pack.h"
+#include "texture/texture_file.h"
 
 namespace nmc {
 namespace {
@@ -385,6 +386,79 @@ TEST_F(DecompressValidateCli, VulkanRefusesACorruptPackAndSaysWhenThereIsNoDrive
     EXPECT_TRUE(contains(missing.err, "nmc: error: --device vulkan:99: no such Vulkan device (")) << missing.err;
 }
 #endif
+
+// Every level of a written DDS / KTX2 file decodes to one flat 8-bit colour (the constant pack's), within one code:
+// BC7 mode 6 shares one p-bit among an endpoint's four channels, so a colour of odd and even codes may land a code
+// off.
+void expect_flat_texture(const std::string& path, texture::ContainerFormat container, texture::BlockFormat format,
+                         bool srgb, const std::vector<int>& codes) {
+    auto bytes = read_file(path, 1 << 20);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+    auto file = texture::decode_texture_file(container, *bytes);
+    ASSERT_TRUE(file.ok()) << path << ": " << file.status().to_string();
+    EXPECT_EQ(file->format, format) << path;
+    EXPECT_EQ(file->srgb, srgb) << path;
+    EXPECT_EQ(file->width, 8);
+    ASSERT_EQ(file->levels.size(), 4u) << "every mip of the pack: 8x8 to 1x1";
+    for (int m = 0; m < 4; ++m) {
+        const int extent = texture::mip_extent(8, m);
+        auto texels = texture::decode_blocks(format, extent, extent, file->levels[size_t(m)]);
+        ASSERT_TRUE(texels.ok());
+        for (size_t i = 0; i < texels->texels.size(); i += 4)
+            for (size_t c = 0; c < codes.size(); ++c)
+                ASSERT_LE(std::abs(texels->texels[i + c] - codes[c]), 1) << path << " mip " << m << " channel " << c;
+    }
+}
+
+TEST_F(DecompressValidateCli, DdsAndKtx2HoldEveryMipInTheAutoChoice) {
+    const std::string out = dir_.file("blocks");
+    if (has_exr_) {
+        // The float32 emissive map needs BC6H: refused before anything is decoded or written.
+        const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds");
+        EXPECT_EQ(r.exit_code, 7) << r.err;
+        EXPECT_TRUE(contains(r.err, "mat_Emissive") && contains(r.err, "BC6H")) << r.err;
+        EXPECT_FALSE(file_exists(out));
+        // As a uint16 file the emissive map holds [0, 1]: its 2.0 goes to BC4 as 1.0.
+        pack_.textures.back().sample_type = SampleType::uint16;
+        ASSERT_TRUE(write_pack_file(pack_path_, pack_).ok());
+    }
+    for (texture::ContainerFormat c : {texture::ContainerFormat::dds, texture::ContainerFormat::ktx2}) {
+        const std::string format = texture::to_string(c);
+        const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format " + format);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_TRUE(contains(r.out, "mat_Color." + format + " (8x8, 4 mips, bc7 sRGB; block compression psnr8")) << r.out;
+        // Colour (0.25, 0.5, 0.75) sRGB in BC7_SRGB; the uint16 height map, 0.625, in BC4.
+        expect_flat_texture(out + "/mat_Color." + format, c, texture::BlockFormat::bc7, true, {64, 128, 191, 255});
+        expect_flat_texture(out + "/mat_Height." + format, c, texture::BlockFormat::bc4, false, {159});
+        if (has_exr_) expect_flat_texture(out + "/mat_Emissive." + format, c, texture::BlockFormat::bc4, false, {255});
+    }
+    // --bc bc1 keeps sRGB; an existing file needs --force.
+    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc1");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc1 --force");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto bytes = read_file(out + "/mat_Color.dds", 1 << 20);
+    ASSERT_TRUE(bytes.ok());
+    auto file = texture::decode_texture_file(texture::ContainerFormat::dds, *bytes);
+    ASSERT_TRUE(file.ok());
+    EXPECT_EQ(file->format, texture::BlockFormat::bc1);
+    EXPECT_TRUE(file->srgb);
+}
+
+TEST_F(DecompressValidateCli, BlockFormatsThatCannotHoldATextureAreUsageErrors) {
+    const std::string out = dir_.file("blocks");
+    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --bc bc4");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(contains(r.err, "texture 'mat_Color' has 3") && contains(r.err, "bc7")) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc5");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --bc bc7");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(contains(r.err, "--bc needs --format dds or ktx2")) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc6h");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_FALSE(file_exists(out));
+}
 
 TEST_F(DecompressValidateCli, DecompressOfMissingOrNonPackFile) {
     EXPECT_EQ(run_nmc("decompress '" + dir_.file("none.nmc") + "' -o '" + dir_.file("out") + "'").exit_code, 3);
