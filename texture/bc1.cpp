@@ -1,5 +1,5 @@
-// BC1: two RGB565 endpoints and 16 2-bit indices. The encoder starts from the block's principal axis, refits the
-// endpoints to their indices by least squares, then walks each endpoint component one 565 step at a time while the
+// BC1: two RGB565 endpoints and 16 2-bit indices. The encoder starts from the block's principal axis and the best
+// cluster fit along it, refits the endpoints to their indices by least squares, then walks each endpoint component one 565 step at a time while the
 // squared error falls; flat blocks also try the endpoint pair whose interpolant hits their colour best. Blocks are
 // always opaque: the three-colour mode's transparent black is never written.
 #include <algorithm>
@@ -127,6 +127,50 @@ SingleColourTable make_single_colour_table(int bits) {
     return table;
 }
 
+// Cluster fit (four-colour mode): with the texels ordered along the principal axis, every split of that order
+// into four runs (969 of them) assigns the runs to the palette's four entries; the least-squares endpoints of each
+// assignment come in closed form from running sums, and the assignment of least squared error wins. Unquantised
+// endpoints in [0, 255]; false when no split has a solvable system (a flat block).
+bool cluster_fit(const uint8_t rgba[kBlockTexels * 4], const float axis[3], float a[3], float b[3]) {
+    int order[kBlockTexels];
+    float key[kBlockTexels];
+    for (int t = 0; t < kBlockTexels; ++t) {
+        order[t] = t;
+        key[t] = rgba[4 * t] * axis[0] + rgba[4 * t + 1] * axis[1] + rgba[4 * t + 2] * axis[2];
+    }
+    std::sort(order, order + kBlockTexels, [&](int x, int y) { return key[x] < key[y]; });
+    float prefix[kBlockTexels + 1][3] = {};  // sums of the first n ordered texels
+    for (int n = 0; n < kBlockTexels; ++n)
+        for (int k = 0; k < 3; ++k) prefix[n + 1][k] = prefix[n][k] + rgba[4 * order[n] + k];
+    float best = 1e30f;
+    bool found = false;
+    for (int i = 0; i <= kBlockTexels; ++i)
+        for (int j = i; j <= kBlockTexels; ++j)
+            for (int k = j; k <= kBlockTexels; ++k) {
+                const float n1 = float(j - i), n2 = float(k - j);
+                const float aa = float(i) + (4.0f * n1 + n2) / 9.0f;
+                const float bb = float(kBlockTexels - k) + (n1 + 4.0f * n2) / 9.0f;
+                const float ab = 2.0f * (n1 + n2) / 9.0f;
+                const float det = aa * bb - ab * ab;
+                if (det < 1e-6f) continue;
+                float ea[3], eb[3], error = 0;
+                for (int c = 0; c < 3; ++c) {
+                    const float s0 = prefix[i][c], s1 = prefix[j][c] - prefix[i][c], s2 = prefix[k][c] - prefix[j][c],
+                                s3 = prefix[kBlockTexels][c] - prefix[k][c];
+                    const float ax = s0 + (2.0f * s1 + s2) / 3.0f, bx = s3 + (s1 + 2.0f * s2) / 3.0f;
+                    ea[c] = (ax * bb - bx * ab) / det;
+                    eb[c] = (bx * aa - ax * ab) / det;
+                    // The squared error less the constant sum of x^2.
+                    error += ea[c] * ea[c] * aa + eb[c] * eb[c] * bb + 2.0f * ab * ea[c] * eb[c] - 2.0f * (ea[c] * ax + eb[c] * bx);
+                }
+                if (error < best) {
+                    best = error, found = true;
+                    for (int c = 0; c < 3; ++c) a[c] = std::clamp(ea[c], 0.0f, 255.0f), b[c] = std::clamp(eb[c], 0.0f, 255.0f);
+                }
+            }
+    return found;
+}
+
 }  // namespace
 
 void encode_bc1_block(const uint8_t rgba[kBlockTexels * 4], uint8_t block[8]) {
@@ -168,6 +212,11 @@ void encode_bc1_block(const uint8_t rgba[kBlockTexels * 4], uint8_t block[8]) {
     Bc1Candidate best;
     Endpoints current = quantize(a, b);
     evaluate(rgba, current, false, best);
+    float ca[3], cb[3];
+    if (best.error > 0 && cluster_fit(rgba, axis, ca, cb)) {
+        const Endpoints clustered = quantize(ca, cb);
+        if (evaluate(rgba, clustered, false, best)) current = clustered;
+    }
     // The mean colour from the single-colour tables, every texel on the 1/3 interpolant.
     const int m[3] = {int(std::lround(mean[0])), int(std::lround(mean[1])), int(std::lround(mean[2]))};
     const Endpoints flat = {table5.pair[m[0]][0], table6.pair[m[1]][0], table5.pair[m[2]][0],

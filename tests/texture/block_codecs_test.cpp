@@ -239,7 +239,7 @@ TEST(BlockImage, RealMaterialAgainstBaselines) {
     const MaterialCase cases[] = {
         {"metal_plate_02_rough_1k.jpg", BlockFormat::bc4, 1, 41.056, 40.85},
         {"metal_plate_02_nor_gl_1k.jpg", BlockFormat::bc5, 2, 58.910, 58.7},
-        {"metal_plate_02_diff_1k.jpg", BlockFormat::bc1, 3, 42.580, 41.9},
+        {"metal_plate_02_diff_1k.jpg", BlockFormat::bc1, 3, 42.580, 41.98},
         {"metal_plate_02_diff_1k.jpg", BlockFormat::bc7, 3, 51.561, 50.35},
     };
     for (const MaterialCase& c : cases) {
