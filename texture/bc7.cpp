@@ -1,6 +1,6 @@
 // BC7 mode 6: one subset, RGBA endpoints of 7 bits plus a p-bit each, 4-bit indices. The encoder fits the
 // endpoints to the block's principal axis in RGBA, refits them to their indices by least squares, tries every
-// p-bit pair, then walks each 7-bit component one step while the squared error falls.
+// p-bit pair, then walks the 7-bit components (alone and in pairs) and p-bits while the squared error falls.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -134,16 +134,30 @@ void encode_bc7_block(const uint8_t rgba[kBlockTexels * 4], uint8_t block[16]) {
     try_endpoints(rgba, a, b, best);
     for (int pass = 0; pass < 2 && best.error > 0; ++pass)
         if (refit(rgba, best, a, b)) try_endpoints(rgba, a, b, best);
-    // Walk each 7-bit component one step while it helps.
-    for (int round = 0; round < 4 && best.error > 0; ++round) {
+    // Walk the endpoints one step at a time while the error falls: each 7-bit component alone, and each channel's
+    // two endpoints together (in step: the segment shifts; apart: it stretches), which single steps cannot reach
+    // when every one of them alone makes things worse; then the other p-bit pairs with the endpoints reached.
+    for (int round = 0; round < 8 && best.error > 0; ++round) {
         bool improved = false;
         for (int k = 0; k < 8; ++k)
             for (int step : {-1, 1}) {
                 Mode6Endpoints e = best.e;
                 e.c[k] += step;
-                if (e.c[k] < 0 || e.c[k] > 127) continue;
-                improved |= evaluate(rgba, e, best);
+                if (e.c[k] >= 0 && e.c[k] <= 127) improved |= evaluate(rgba, e, best);
             }
+        for (int k = 0; k < 4; ++k)
+            for (int step0 : {-1, 1})
+                for (int step1 : {-1, 1}) {
+                    Mode6Endpoints e = best.e;
+                    e.c[k] += step0, e.c[4 + k] += step1;
+                    if (e.c[k] >= 0 && e.c[k] <= 127 && e.c[4 + k] >= 0 && e.c[4 + k] <= 127)
+                        improved |= evaluate(rgba, e, best);
+                }
+        for (int p = 0; p < 4; ++p) {
+            Mode6Endpoints e = best.e;
+            e.p0 = p & 1, e.p1 = p >> 1;
+            improved |= evaluate(rgba, e, best);
+        }
         if (!improved) break;
     }
 
