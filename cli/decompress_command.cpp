@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,7 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
     // Every texture's format and output name first: a texture the format cannot hold, or an existing file, stops
     // the run before anything is decoded.
     std::vector<texture::BlockChoice> choices;
+    std::map<std::string, std::string> texture_of_path;  // two source files of one stem (a.png, a.tga) collide
     for (const TextureLayout& layout : pack.textures) {
         auto choice = texture::choose_block_format(layout, requested);
         if (!choice.ok()) {
@@ -68,6 +70,11 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
         }
         choices.push_back(*choice);
         const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
+        if (!texture_of_path.emplace(path, layout.name).second) {
+            print_error(Status(StatusCode::invalid_argument, path + ": textures '" + texture_of_path[path] + "' and '" +
+                                                                 layout.name + "' would both be written there"));
+            return kExitUsage;
+        }
         if (!o.force && exists(path)) {
             print_error(Status(StatusCode::io_error, path + ": exists (use --force to overwrite)"));
             return kExitIo;

@@ -460,6 +460,18 @@ TEST_F(DecompressValidateCli, BlockFormatsThatCannotHoldATextureAreUsageErrors) 
     EXPECT_FALSE(file_exists(out));
 }
 
+TEST_F(DecompressValidateCli, BlockFilesOfTwoTexturesOfOneStemAreRefused) {
+    pack_.textures[1].file_name = "mat_Color.tif";  // the uint16 height map, beside mat_Color.png
+    pack_.textures[1].file_format = "tiff";
+    const Status written = write_pack_file(pack_path_, pack_);
+    ASSERT_TRUE(written.ok()) << written.to_string();
+    const std::string out = dir_.file("blocks");
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --bc bc7");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "mat_Color.ktx2: textures '") && contains(r.err, "would both be written there")) << r.err;
+    EXPECT_FALSE(file_exists(out));
+}
+
 TEST_F(DecompressValidateCli, DecompressOfMissingOrNonPackFile) {
     EXPECT_EQ(run_nmc("decompress '" + dir_.file("none.nmc") + "' -o '" + dir_.file("out") + "'").exit_code, 3);
     std::ofstream(dir_.file("notes.txt")) << "not a pack\n";
