@@ -1,11 +1,13 @@
 // DDS and KTX2 files: what is written reads back identical (headers and every level's blocks), the fixed header
 // fields are where the specifications put them, and truncated, extended or damaged files are refused with a
-// specific status. Files are written atomically.
+// specific status. Files are written atomically. Pillow, an independent decoder, reads our BC7 DDS files as we do.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,6 +143,39 @@ TEST(TextureFile, WritesAtomicallyAndRefusesToReplace) {
     EXPECT_NE(::access((dir + "/bad.dds").c_str(), F_OK), 0) << "nothing written for a refused texture";
     std::remove(path.c_str());
     ::rmdir(dir.c_str());
+}
+
+// An independent decoder: Pillow (Debian's python3-pil) reads the BC7 DDS file nmc writes to the texels nmc's own
+// decoder gives, sample for sample. Skipped where Debian's python3 or Pillow's BC7 support is missing.
+TEST(TextureFile, PillowDecodesOurBc7DdsAsWeDo) {
+    if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+    Image image(37, 21, 4);  // partial edge blocks
+    std::mt19937 rng(9);
+    for (int y = 0; y < image.height; ++y)
+        for (int x = 0; x < image.width; ++x)
+            for (int c = 0; c < 4; ++c)
+                image.at(x, y, c) = float((x * (c + 1) * 7 + y * 5 + int(rng() % 24)) % 256) / 255.0f;
+    const Rgba8Image texels = to_rgba8(image);
+    BlockTexture t;
+    t.format = BlockFormat::bc7, t.srgb = true, t.width = image.width, t.height = image.height;
+    t.levels.push_back(encode_blocks(BlockFormat::bc7, texels));
+    auto decoded = decode_blocks(BlockFormat::bc7, t.width, t.height, t.levels[0]);
+    ASSERT_TRUE(decoded.ok());
+
+    std::string dir = ::testing::TempDir() + "/nmc_pillow_XXXXXX";
+    ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+    const std::string dds = dir + "/t.dds", raw = dir + "/t.raw";
+    ASSERT_TRUE(write_texture_file(dds, ContainerFormat::dds, t, false).ok());
+    ASSERT_TRUE(write_file_atomically(raw, decoded->texels.data(), decoded->texels.size()).ok());
+    const std::string command = "/usr/bin/python3 '" + std::string(NMC_SOURCE_DIR) +
+                                "/tests/texture/pillow_reads_dds.py' '" + dds + "' '" + raw + "' 2>&1";
+    const int status = std::system(command.c_str());
+    std::remove(dds.c_str());
+    std::remove(raw.c_str());
+    ::rmdir(dir.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "Pillow missing or without BC7 support";
+    EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace
