@@ -62,7 +62,7 @@ struct TextureStructure {
     double contrast = 0;            // sqrt(sum var_decoded / sum var_source)
     double psnr_db = 0;             // mip-0 float PSNR over the non-flat channels
     double constant_psnr_db = 0;    // the PSNR a constant image of the source's own means scores there
-    double psnr_margin_db = 0;      // psnr_db - constant_psnr_db, = 10 log10(sum var_source / sum mse), uncapped
+    double psnr_margin_db = 0;      // psnr_db - constant_psnr_db: 10 log10(sum var_source / sum mse) below 99 dB
     bool collapsed = false;         // the rule below failed
     std::vector<std::string> collapse_reasons;  // each failed bound in words ("correlation 0.14 < 0.50")
     std::vector<ChannelStructure> channels;     // per file channel
