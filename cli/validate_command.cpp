@@ -55,8 +55,8 @@ void print_report(const ValidationReport& r, int verbosity) {
         for (const TextureQualityDetail& t : q.textures) name_width = std::max(name_width, static_cast<int>(t.file_name.size()));
         // Structure (docs/cli.md): correlation and contrast against the source, and the PSNR a constant image of
         // the source's means would score; "-" where the source is flat.
-        std::printf("\n%-*s %8s %8s %8s %6s %8s %8s %10s\n", name_width, "texture", "PSNR", "PSNR8", "max err8",
-                    "corr", "contrast", "constant", "angle deg");
+        std::printf("\n%-*s %8s %8s %8s %6s %8s %8s %10s\n", name_width, "texture", "PSNR", "PSNR8", "max err8", "corr",
+                    "contrast", "constant", "angle deg");
         for (const TextureQualityDetail& t : q.textures) {
             std::printf("%-*s %8.2f %8.2f %8d", name_width, t.file_name.c_str(), t.psnr_db, t.psnr8_mip0_db,
                         t.max_abs_error8);

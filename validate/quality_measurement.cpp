@@ -59,7 +59,9 @@ double ChannelMoments::decoded_variance() const {
     return n_ > 0 ? std::max(0.0, sum_dd_ / n_ - (sum_d_ / n_) * (sum_d_ / n_)) : 0.0;
 }
 
-double ChannelMoments::covariance() const { return n_ > 0 ? sum_ds_ / n_ - (sum_d_ / n_) * (sum_s_ / n_) : 0.0; }
+double ChannelMoments::covariance() const {
+    return n_ > 0 ? sum_ds_ / n_ - (sum_d_ / n_) * (sum_s_ / n_) : 0.0;
+}
 
 TextureStructure structure_of(const std::vector<ChannelMoments>& channels) {
     TextureStructure t;

@@ -47,9 +47,9 @@ struct ChannelQuality {
 
 // Structure of one file channel at mip 0, in the channel's normalised [0, 1] units (docs/cli.md, "Structure").
 struct ChannelStructure {
-    bool flat = false;         // the source's standard deviation is below kFlatSourceStd: nothing to preserve
-    double correlation = 0;    // Pearson correlation of decoded and source values; 0 when the decoded one is constant
-    double contrast = 0;       // std(decoded) / std(source)
+    bool flat = false;       // the source's standard deviation is below kFlatSourceStd: nothing to preserve
+    double correlation = 0;  // Pearson correlation of decoded and source values; 0 when the decoded one is constant
+    double contrast = 0;     // std(decoded) / std(source)
     double source_std = 0;
     double decoded_std = 0;
 };
@@ -57,13 +57,13 @@ struct ChannelStructure {
 // Whether a texture kept the structure of its source at mip 0: figures pooled over its non-flat file channels
 // (every channel centred on its own mean), and the collapse rule. docs/cli.md ("Structure") has the formulas.
 struct TextureStructure {
-    bool measured = false;          // false: every file channel is flat (a constant map cannot collapse)
-    double correlation = 0;         // sum cov / sqrt(sum var_source * sum var_decoded); 0 for a constant decode
-    double contrast = 0;            // sqrt(sum var_decoded / sum var_source)
-    double psnr_db = 0;             // mip-0 float PSNR over the non-flat channels
-    double constant_psnr_db = 0;    // the PSNR a constant image of the source's own means scores there
-    double psnr_margin_db = 0;      // psnr_db - constant_psnr_db: 10 log10(sum var_source / sum mse) below 99 dB
-    bool collapsed = false;         // the rule below failed
+    bool measured = false;        // false: every file channel is flat (a constant map cannot collapse)
+    double correlation = 0;       // sum cov / sqrt(sum var_source * sum var_decoded); 0 for a constant decode
+    double contrast = 0;          // sqrt(sum var_decoded / sum var_source)
+    double psnr_db = 0;           // mip-0 float PSNR over the non-flat channels
+    double constant_psnr_db = 0;  // the PSNR a constant image of the source's own means scores there
+    double psnr_margin_db = 0;    // psnr_db - constant_psnr_db: 10 log10(sum var_source / sum mse) below 99 dB
+    bool collapsed = false;       // the rule below failed
     std::vector<std::string> collapse_reasons;  // each failed bound in words ("correlation 0.14 < 0.50")
     std::vector<ChannelStructure> channels;     // per file channel
 };
@@ -85,7 +85,7 @@ class ChannelMoments {
 public:
     void add(double decoded, double source);
     double count() const { return n_; }
-    double source_variance() const;   // population variance
+    double source_variance() const;  // population variance
     double decoded_variance() const;
     double covariance() const;
     double squared_error() const { return sse_; }  // sum of (decoded - source)^2

@@ -85,7 +85,9 @@ void fail_unchecked(const std::string& flag, const std::string& asked, const std
     report.failures.push_back(asked + " could not be checked: " + why);
 }
 
-std::string db_gate(const std::string& flag, double value) { return flag + " " + format_db(value) + " dB"; }
+std::string db_gate(const std::string& flag, double value) {
+    return flag + " " + format_db(value) + " dB";
+}
 
 }  // namespace
 
@@ -269,7 +271,9 @@ nlohmann::ordered_json structure_json(const TextureStructure& t) {
 
 }  // namespace
 
-std::string texture_structure_json(const TextureStructure& structure) { return structure_json(structure).dump(); }
+std::string texture_structure_json(const TextureStructure& structure) {
+    return structure_json(structure).dump();
+}
 
 std::string validation_report_json(const ValidationReport& r) {
     using Json = nlohmann::ordered_json;

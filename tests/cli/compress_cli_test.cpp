@@ -2,7 +2,8 @@
 // writes against `nmc inspect --json`, the source folder it records (relative to the pack's folder), bad input and
 // usage errors with their exit codes (cli/exit_codes.h) and nothing written, --target-psnr's report, the normal-mode
 // choice, Unreal-named maps and an image left out (--strict), the output checked before training, the output folder
-// created, one image file as a material, and a collapsed map reported (a flat one not). 16x16 materials: LibTorch's start-up dominates.
+// created, one image file as a material, and a collapsed map reported (a flat one not). 16x16 materials: LibTorch's
+// start-up dominates.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -86,8 +87,8 @@ TEST(CompressCli, CollapsedMapIsReportedAndAFlatOneIsNot) {
     nmc::test::write_png(dir.file("crate/crate_metallic.png"),
                          nmc::test::make_image(16, 16, 1, [](int, int, int) { return 0.5f; }));
     const std::string pack = dir.file("crate.nmc");
-    CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + pack + " --quality fast --steps 2 --bpp 600 --json",
-                              dir.path());
+    CommandResult r = run_nmc(
+        "compress " + dir.file("crate") + " -o " + pack + " --quality fast --steps 2 --bpp 600 --json", dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("nmc: warning: crate_roughness.png collapsed: "), std::string::npos) << r.err;
     const Json report = parse(r.out);
@@ -104,7 +105,8 @@ TEST(CompressCli, CollapsedMapIsReportedAndAFlatOneIsNot) {
     EXPECT_EQ(metallic["measured"], false);
     EXPECT_EQ(metallic["collapsed"], false);
     bool warned = false;
-    for (const Json& w : report["warnings"]) warned = warned || w.get<std::string>().rfind("crate_roughness.png collapsed", 0) == 0;
+    for (const Json& w : report["warnings"])
+        warned = warned || w.get<std::string>().rfind("crate_roughness.png collapsed", 0) == 0;
     EXPECT_TRUE(warned) << report["warnings"].dump();
 
     r = run_nmc("validate " + pack + " --json -", dir.path());

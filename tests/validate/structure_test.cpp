@@ -14,7 +14,9 @@ namespace {
 
 constexpr double kTwoPi = 6.28318530717958647692;
 
-double psnr(double mse) { return -10.0 * std::log10(mse); }
+double psnr(double mse) {
+    return -10.0 * std::log10(mse);
+}
 
 // One channel's moments from paired values.
 ChannelMoments moments_of(const std::vector<double>& decoded, const std::vector<double>& source) {
@@ -39,7 +41,8 @@ TEST(Structure, NearlyFlatDecodeOfALowContrastHeightMapCollapses) {
     for (int i = 0; i < 4096; ++i) {
         const double phase = kTwoPi * i / 64.0;
         source.push_back(0.5 + 0.0137 * std::sqrt(2.0) * std::sin(phase));
-        decoded.push_back(0.5 + 0.0022 * std::sqrt(2.0) * (r * std::sin(phase) + std::sqrt(1 - r * r) * std::cos(phase)));
+        decoded.push_back(0.5 +
+                          0.0022 * std::sqrt(2.0) * (r * std::sin(phase) + std::sqrt(1 - r * r) * std::cos(phase)));
     }
     const TextureStructure s = structure_of({moments_of(decoded, source)});
     ASSERT_TRUE(s.measured);
@@ -93,7 +96,8 @@ TEST(Structure, FlatSourceIsNeverFlagged) {
     // Below half an 8-bit code of spread (+-0.4/255) is flat too; one code (+-1/255) is not.
     const std::vector<double> constant(64, 0.5);
     EXPECT_FALSE(structure_of({moments_of(constant, alternating(0.5 - 0.4 / 255, 0.5 + 0.4 / 255))}).measured);
-    const TextureStructure one_code = structure_of({moments_of(constant, alternating(0.5 - 1.0 / 255, 0.5 + 1.0 / 255))});
+    const TextureStructure one_code =
+        structure_of({moments_of(constant, alternating(0.5 - 1.0 / 255, 0.5 + 1.0 / 255))});
     EXPECT_TRUE(one_code.measured);
     EXPECT_TRUE(one_code.collapsed);
 }
@@ -103,8 +107,9 @@ TEST(Structure, FlatSourceIsNeverFlagged) {
 // 10 log10(2v / v) = 3.01 dB: not collapsed. A flat third channel is left out of every figure.
 TEST(Structure, ChannelsPoolAndFlatChannelsAreLeftOut) {
     const std::vector<double> source = alternating(0.25, 0.75);
-    const TextureStructure s = structure_of({moments_of(source, source), moments_of(std::vector<double>(64, 0.5), source),
-                                             moments_of(std::vector<double>(64, 0.3), std::vector<double>(64, 1.0))});
+    const TextureStructure s =
+        structure_of({moments_of(source, source), moments_of(std::vector<double>(64, 0.5), source),
+                      moments_of(std::vector<double>(64, 0.3), std::vector<double>(64, 1.0))});
     ASSERT_TRUE(s.measured);
     ASSERT_EQ(s.channels.size(), 3u);
     EXPECT_FALSE(s.channels[0].flat);
@@ -113,15 +118,16 @@ TEST(Structure, ChannelsPoolAndFlatChannelsAreLeftOut) {
     EXPECT_TRUE(s.channels[2].flat);
     EXPECT_NEAR(s.correlation, std::sqrt(0.5), 1e-12);
     EXPECT_NEAR(s.contrast, std::sqrt(0.5), 1e-12);
-    EXPECT_NEAR(s.constant_psnr_db, psnr(0.0625), 1e-9);   // mean source variance of the two measured channels
-    EXPECT_NEAR(s.psnr_db, psnr(0.0625 / 2), 1e-9);         // mean mse: 0 and 0.0625
+    EXPECT_NEAR(s.constant_psnr_db, psnr(0.0625), 1e-9);  // mean source variance of the two measured channels
+    EXPECT_NEAR(s.psnr_db, psnr(0.0625 / 2), 1e-9);       // mean mse: 0 and 0.0625
     EXPECT_NEAR(s.psnr_margin_db, 10 * std::log10(2.0), 1e-9);
     EXPECT_FALSE(s.collapsed);
 }
 
 // Variance of a small spread about a large mean keeps its digits (the sums are taken about the first value).
 TEST(Structure, SmallSpreadAboutALargeMeanIsExact) {
-    const TextureStructure s = structure_of({moments_of(alternating(0.99, 0.998, 1 << 20), alternating(0.99, 0.998, 1 << 20))});
+    const TextureStructure s =
+        structure_of({moments_of(alternating(0.99, 0.998, 1 << 20), alternating(0.99, 0.998, 1 << 20))});
     EXPECT_NEAR(s.channels[0].source_std, 0.004, 1e-12);
     EXPECT_NEAR(s.correlation, 1.0, 1e-9);
 }

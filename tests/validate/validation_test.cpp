@@ -1,7 +1,7 @@
 // validate_pack_file() and its JSON report on packs written to a temporary folder with their source files:
 // every verdict (pass, structurally_invalid, source_mismatch, quality_below_threshold by --min-psnr and by
-// drift, a collapsed texture as a warning and under --fail-on-collapse, threshold_not_checked), the source-folder rules (relative to the pack's folder), heat maps and the report's
-// numbers.
+// drift, a collapsed texture as a warning and under --fail-on-collapse, threshold_not_checked), the source-folder rules
+// (relative to the pack's folder), heat maps and the report's numbers.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -265,9 +265,9 @@ TEST_F(Validation, CollapsedTextureWarnsAndFailsUnderFailOnCollapse) {
     with_source.source_dir = source_dir_;
     r = validate(with_source);
     EXPECT_TRUE(r.warnings.empty());
-    EXPECT_TRUE(std::none_of(r.failures.begin(), r.failures.end(),
-                             [](const std::string& f) { return contains(f, "collapsed"); }))
-        << joined(r.failures);
+    EXPECT_TRUE(std::none_of(r.failures.begin(), r.failures.end(), [](const std::string& f) {
+        return contains(f, "collapsed");
+    })) << joined(r.failures);
 }
 
 TEST_F(Validation, StoredPsnrFarFromTheDecodedOneIsDrift) {
