@@ -98,7 +98,8 @@ private:
 // The structure of a texture from its file channels' moments, with the collapse rule above.
 TextureStructure structure_of(const std::vector<ChannelMoments>& channels);
 
-// A collapsed texture in one line: "height.png collapsed: correlation 0.14 < 0.50; contrast 0.16 < 0.50".
+// A collapsed texture in one line, its reasons joined by "; ": "height.png collapsed: PSNR 37.35 dB only 0.08 dB
+// above a constant image's 37.27 dB (< 3.0); correlation 0.14 < 0.50; contrast 0.16 < 0.50".
 std::string collapse_message(const std::string& file_name, const TextureStructure& structure);
 
 struct TextureQualityDetail {
