@@ -311,6 +311,14 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         bcn_bytes += bcn_bits_per_texel(t) * texels / 8.0 * mip_factor;
     }
     const auto file_bytes = static_cast<double>(result->file.size());
+    // A texture decoded nearly flat can still score a high PSNR (a low-contrast height map): warn, with the remedy.
+    std::vector<std::string> collapse_warnings;
+    for (size_t t = 0; t < result->structure.size(); ++t)
+        if (result->structure[t].collapsed)
+            collapse_warnings.push_back(collapse_message(target.textures[t].file_name, result->structure[t]) +
+                                        "; raise its loss_weight in a manifest (docs/manifest.md) or the --bpp");
+    if (verbosity > 0)
+        for (const std::string& w : collapse_warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
     const double steps_per_second = static_cast<double>(pack.encoder.steps) / std::max(result->training_seconds, 1e-9);
 
     if (o.json) {
@@ -368,21 +376,31 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
             const TextureQuality& q = pack.quality.textures[t];
             Json e = {{"texture", q.texture}, {"channels", target.textures[t].channels.size()}, {"psnr_db", q.psnr_db}};
             if (q.mean_angle_deg >= 0) e["mean_angle_deg"] = q.mean_angle_deg;
+            e["structure"] = Json::parse(texture_structure_json(result->structure[t]));
             textures.push_back(e);
         }
         j["textures"] = textures;
         Json ignored = Json::array();
         for (const IgnoredFile& f : ignored_images) ignored.push_back({{"file", f.file}, {"reason", f.reason}});
         j["ignored_images"] = ignored;
-        j["warnings"] = warnings;
+        std::vector<std::string> all_warnings = warnings;
+        all_warnings.insert(all_warnings.end(), collapse_warnings.begin(), collapse_warnings.end());
+        j["warnings"] = all_warnings;
         std::printf("%s\n", j.dump(2).c_str());
         return kExitOk;
     }
-    std::printf("%-48s %8s %10s\n", "texture", "channels", "PSNR (dB)");
+    // corr, contrast, constant: the structure measure (docs/cli.md, "Structure"); "-" for a flat source.
+    std::printf("%-48s %8s %10s %6s %8s %9s\n", "texture", "channels", "PSNR (dB)", "corr", "contrast", "constant");
     for (size_t t = 0; t < pack.quality.textures.size(); ++t) {
         const TextureQuality& q = pack.quality.textures[t];
+        const TextureStructure& st = result->structure[t];
         std::printf("%-48s %8zu %10.2f", q.texture.c_str(), target.textures[t].channels.size(), q.psnr_db);
+        if (st.measured)
+            std::printf(" %6.3f %8.3f %9.2f", st.correlation, st.contrast, st.constant_psnr_db);
+        else
+            std::printf(" %6s %8s %9s", "-", "-", "-");
         if (q.mean_angle_deg >= 0) std::printf("   mean angle %.2f deg", q.mean_angle_deg);
+        if (st.collapsed) std::printf("   COLLAPSED");
         std::printf("\n");
     }
     std::printf("all pack channels, all mips: %.2f dB; 8-bit mip 0 (psnr8_mip0): %.2f dB\n", pack.quality.psnr_db,

@@ -12,7 +12,7 @@ enum ExitCode : int {
     kExitIo = 3,               // a file could not be read or written
     kExitNotAPack = 4,         // not an nmc pack, or a format version this build cannot read
     kExitCorrupt = 5,          // structurally invalid pack (checksum, bounds, limits)
-    kExitQuality = 6,          // validate: quality below the threshold or drift too large; compress: target not reached
+    kExitQuality = 6,          // validate: below a threshold, drift, a collapsed texture; compress: target not reached
     kExitUnavailable = 7,      // a requested backend (CUDA, trainer) is not built or has no device
     kExitBadInput = 8,         // a material that cannot be compressed (bad images, manifest, channels)
     kExitPartialFailure = 9,   // batch: some materials failed, the rest succeeded

@@ -53,11 +53,23 @@ void print_report(const ValidationReport& r, int verbosity) {
         std::printf("PSNR8     %.2f dB (8-bit, mip 0, every source-file channel)\n", q.psnr8_mip0_db);
         int name_width = 8;
         for (const TextureQualityDetail& t : q.textures) name_width = std::max(name_width, static_cast<int>(t.file_name.size()));
-        std::printf("\n%-*s %8s %8s %8s %10s\n", name_width, "texture", "PSNR", "PSNR8", "max err8", "angle deg");
+        // Structure (docs/cli.md): correlation and contrast against the source, and the PSNR a constant image of
+        // the source's means would score; "-" where the source is flat.
+        std::printf("\n%-*s %8s %8s %8s %6s %8s %8s %10s\n", name_width, "texture", "PSNR", "PSNR8", "max err8", "corr",
+                    "contrast", "constant", "angle deg");
         for (const TextureQualityDetail& t : q.textures) {
             std::printf("%-*s %8.2f %8.2f %8d", name_width, t.file_name.c_str(), t.psnr_db, t.psnr8_mip0_db,
                         t.max_abs_error8);
-            if (t.mean_angle_deg >= 0) std::printf(" %10.3f", t.mean_angle_deg);
+            const TextureStructure& st = t.structure;
+            if (st.measured)
+                std::printf(" %6.3f %8.3f %8.2f", st.correlation, st.contrast, st.constant_psnr_db);
+            else
+                std::printf(" %6s %8s %8s", "-", "-", "-");
+            if (t.mean_angle_deg >= 0)
+                std::printf(" %10.3f", t.mean_angle_deg);
+            else if (st.collapsed)
+                std::printf(" %10s", "");
+            if (st.collapsed) std::printf("  COLLAPSED");
             std::printf("\n");
         }
         if (verbosity > 1) {
@@ -70,6 +82,7 @@ void print_report(const ValidationReport& r, int verbosity) {
         }
     }
     for (const std::string& d : r.diff_images) std::printf("heat map  %s\n", d.c_str());
+    for (const std::string& w : r.warnings) std::printf("WARNING   %s\n", w.c_str());
     for (const std::string& f : r.failures) std::printf("FAIL      %s\n", f.c_str());
     std::printf("verdict   %s\n", to_string(r.verdict));
 }
@@ -117,6 +130,9 @@ void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "checked when it can be); given, exit 12 when the drift cannot be measured (no sources, no "
                         "stored PSNR)")
             ->check(CLI::Range(0.0, 200.0));
+    cmd->add_flag("--fail-on-collapse", o->validation.fail_on_collapse,
+                  "Fail (exit 6) when a texture collapsed (decoded nearly flat, or no better than a constant image: "
+                  "docs/cli.md, \"Structure\"), instead of warning; exit 12 when quality cannot be measured");
     cmd->add_option("--json", o->json_path, "Write the full report as JSON to this file (- for stdout)");
     cmd->add_option("--diff", o->validation.diff_dir, "Write per-texture error heat maps (PNG) to this folder");
     cmd->add_flag("-f,--force", o->validation.overwrite, "Heat maps may overwrite existing files");

@@ -76,11 +76,17 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
     return Status::success();
 }
 
-// A gate asked for (--min-psnr, --max-drop) that cannot be measured is a failure of its own: a build pipeline that
-// asks for a threshold must not read "pass" when nothing was compared.
-void fail_unchecked(const std::string& flag, double value, const std::string& why, ValidationReport& report) {
+// A gate asked for (--min-psnr, --max-drop, --fail-on-collapse) that cannot be measured is a failure of its own: a
+// build pipeline that asks for a threshold must not read "pass" when nothing was compared. `asked` is the gate as
+// given ("--min-psnr 40.00 dB").
+void fail_unchecked(const std::string& flag, const std::string& asked, const std::string& why,
+                    ValidationReport& report) {
     report.unchecked_thresholds.push_back(flag);
-    report.failures.push_back(flag + " " + format_db(value) + " dB could not be checked: " + why);
+    report.failures.push_back(asked + " could not be checked: " + why);
+}
+
+std::string db_gate(const std::string& flag, double value) {
+    return flag + " " + format_db(value) + " dB";
 }
 
 }  // namespace
@@ -165,8 +171,11 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                           (resolved != recorded ? " (" + resolved + ", relative to the pack's folder)" : "") +
                           " does not exist";
             const std::string why = "quality not measured: " + report.source_note;
-            if (options.min_psnr_db >= 0) fail_unchecked("--min-psnr", options.min_psnr_db, why, report);
-            if (options.max_drop_required) fail_unchecked("--max-drop", options.max_drop_db, why, report);
+            if (options.min_psnr_db >= 0)
+                fail_unchecked("--min-psnr", db_gate("--min-psnr", options.min_psnr_db), why, report);
+            if (options.max_drop_required)
+                fail_unchecked("--max-drop", db_gate("--max-drop", options.max_drop_db), why, report);
+            if (options.fail_on_collapse) fail_unchecked("--fail-on-collapse", "--fail-on-collapse", why, report);
             if (!report.unchecked_thresholds.empty()) report.verdict = Verdict::threshold_not_checked;
             return report;
         }
@@ -215,8 +224,17 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                                   format_db(report.stored_psnr_db) + " dB by more than --max-drop " +
                                   format_db(options.max_drop_db) + " dB");
     }
+    for (const TextureQualityDetail& t : report.quality.textures) {
+        if (!t.structure.collapsed) continue;
+        if (options.fail_on_collapse) {
+            quality_failed = true;
+            report.failures.push_back(collapse_message(t.file_name, t.structure));
+        } else {
+            report.warnings.push_back(collapse_message(t.file_name, t.structure));
+        }
+    }
     if (options.max_drop_required && !report.stored_quality_present && report.verdict != Verdict::source_mismatch)
-        fail_unchecked("--max-drop", options.max_drop_db,
+        fail_unchecked("--max-drop", db_gate("--max-drop", options.max_drop_db),
                        "the pack stores no PSNR measured at compression (spec 5.8) to measure the drift from", report);
     if (quality_failed && report.verdict == Verdict::pass) report.verdict = Verdict::quality_below_threshold;
     if (!report.unchecked_thresholds.empty() && report.verdict == Verdict::pass)
@@ -227,12 +245,43 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     return report;
 }
 
+namespace {
+
+nlohmann::ordered_json structure_json(const TextureStructure& t) {
+    using Json = nlohmann::ordered_json;
+    Json j;
+    j["measured"] = t.measured;
+    j["collapsed"] = t.collapsed;
+    j["correlation"] = t.measured ? Json(t.correlation) : Json(nullptr);
+    j["contrast"] = t.measured ? Json(t.contrast) : Json(nullptr);
+    j["psnr_db"] = t.measured ? Json(t.psnr_db) : Json(nullptr);
+    j["constant_psnr_db"] = t.measured ? Json(t.constant_psnr_db) : Json(nullptr);
+    j["psnr_margin_db"] = t.measured ? Json(t.psnr_margin_db) : Json(nullptr);
+    j["collapse_reasons"] = t.collapse_reasons;
+    Json channels = Json::array();
+    for (const ChannelStructure& c : t.channels)
+        channels.push_back({{"flat", c.flat},
+                            {"correlation", c.flat ? Json(nullptr) : Json(c.correlation)},
+                            {"contrast", c.flat ? Json(nullptr) : Json(c.contrast)},
+                            {"source_std", c.source_std},
+                            {"decoded_std", c.decoded_std}});
+    j["channels"] = channels;
+    return j;
+}
+
+}  // namespace
+
+std::string texture_structure_json(const TextureStructure& structure) {
+    return structure_json(structure).dump();
+}
+
 std::string validation_report_json(const ValidationReport& r) {
     using Json = nlohmann::ordered_json;
     Json j;
     j["pack"] = r.pack_path;
     j["verdict"] = to_string(r.verdict);
     j["failures"] = r.failures;
+    j["warnings"] = r.warnings;
     j["unchecked_thresholds"] = r.unchecked_thresholds;
     Json problems = Json::array();
     for (const Status& s : r.structural_problems)
@@ -268,6 +317,7 @@ std::string validation_report_json(const ValidationReport& r) {
                     {"channels", t.channels}, {"psnr8_mip0_db", t.psnr8_mip0_db}, {"channels8", t.channels8},
                     {"max_abs_error8", t.max_abs_error8}};
             if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            tj["structure"] = structure_json(t.structure);
             textures.push_back(std::move(tj));
         }
         quality["textures"] = textures;

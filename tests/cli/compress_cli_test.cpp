@@ -2,7 +2,8 @@
 // writes against `nmc inspect --json`, the source folder it records (relative to the pack's folder), bad input and
 // usage errors with their exit codes (cli/exit_codes.h) and nothing written, --target-psnr's report, the normal-mode
 // choice, Unreal-named maps and an image left out (--strict), the output checked before training, the output folder
-// created, and one image file as a material. 16x16 materials: LibTorch's start-up dominates.
+// created, one image file as a material, and a collapsed map reported (a flat one not). 16x16 materials: LibTorch's
+// start-up dominates.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -75,6 +76,54 @@ TEST(CompressCli, WritesThePackItReports) {
     EXPECT_DOUBLE_EQ(seconds["training"].get<double>(), report["training_seconds"].get<double>());
     EXPECT_NEAR(stages, seconds["total"].get<double>(), 1e-6 + 1e-9 * stages) << seconds.dump();
     EXPECT_GT(seconds["measure"].get<double>(), 0.0);
+}
+
+// A map the pack does not reproduce is reported as collapsed by compress (a warning, and its --json structure) and by
+// validate (the same figures; a warning, and exit 6 under --fail-on-collapse); a flat map (a constant metalness)
+// has no structure to lose and is never flagged. Two training steps leave the network far from every map.
+TEST(CompressCli, CollapsedMapIsReportedAndAFlatOneIsNot) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    nmc::test::write_png(dir.file("crate/crate_metallic.png"),
+                         nmc::test::make_image(16, 16, 1, [](int, int, int) { return 0.5f; }));
+    const std::string pack = dir.file("crate.nmc");
+    CommandResult r = run_nmc(
+        "compress " + dir.file("crate") + " -o " + pack + " --quality fast --steps 2 --bpp 600 --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("nmc: warning: crate_roughness.png collapsed: "), std::string::npos) << r.err;
+    const Json report = parse(r.out);
+    ASSERT_TRUE(report.is_object()) << r.out;
+    Json roughness, metallic;
+    for (const Json& t : report["textures"]) {
+        if (t["texture"] == "crate_roughness") roughness = t["structure"];
+        if (t["texture"] == "crate_metallic") metallic = t["structure"];
+    }
+    ASSERT_TRUE(roughness.is_object()) << report["textures"].dump();
+    ASSERT_TRUE(metallic.is_object()) << report["textures"].dump();
+    EXPECT_EQ(roughness["measured"], true);
+    EXPECT_EQ(roughness["collapsed"], true);
+    EXPECT_EQ(metallic["measured"], false);
+    EXPECT_EQ(metallic["collapsed"], false);
+    bool warned = false;
+    for (const Json& w : report["warnings"])
+        warned = warned || w.get<std::string>().rfind("crate_roughness.png collapsed", 0) == 0;
+    EXPECT_TRUE(warned) << report["warnings"].dump();
+
+    r = run_nmc("validate " + pack + " --json -", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;  // a warning, not a failure
+    const Json validated = parse(r.out);
+    ASSERT_TRUE(validated.is_object()) << r.out;
+    for (const Json& t : validated["quality"]["textures"])
+        if (t["name"] == "crate_roughness") {
+            EXPECT_EQ(t["structure"]["collapsed"], true);
+            EXPECT_NEAR(t["structure"]["correlation"].get<double>(), roughness["correlation"].get<double>(), 1e-9);
+            EXPECT_NEAR(t["structure"]["constant_psnr_db"].get<double>(), roughness["constant_psnr_db"].get<double>(),
+                        1e-9);
+        }
+    r = run_nmc("validate " + pack + " --fail-on-collapse", dir.path());
+    EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+    EXPECT_NE(r.out.find("FAIL      crate_roughness.png collapsed: "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("crate_metallic.png collapsed"), std::string::npos) << r.out;
 }
 
 // The pack records its source folder relative to its own folder (spec 5.7), where `nmc validate` looks: a pack

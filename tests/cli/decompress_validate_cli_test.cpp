@@ -465,6 +465,25 @@ TEST_F(DecompressValidateCli, ValidateBelowMinPsnrExits6) {
     EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
 }
 
+// The fixture's textures decode to constants over sources that wobble by up to 2 codes: the colour and height maps keep
+// none of that (collapsed), a warning in the text and JSON report, and with --fail-on-collapse a failure, exit 6.
+TEST_F(DecompressValidateCli, ValidateCollapsedMapWarnsOrExits6) {
+    CommandResult r = run_nmc("validate '" + pack_path_ + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "WARNING   mat_Height.png collapsed: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "COLLAPSED")) << r.out;
+    r = run_nmc("validate '" + pack_path_ + "' --fail-on-collapse");
+    EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "FAIL      mat_Height.png collapsed: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
+    r = run_nmc("validate '" + pack_path_ + "' --fail-on-collapse --json -");
+    EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_TRUE(j["warnings"].empty());
+    EXPECT_TRUE(contains(j["failures"].dump(), "mat_Height.png collapsed")) << j["failures"].dump();
+}
+
 // `--min-psnr` with no sources to measure against must not pass: a threshold that cannot be checked fails with
 // exit 12; without one the "quality not measured" note stays a note (exit 0).
 TEST_F(DecompressValidateCli, ValidateThresholdWithoutSourcesExits12) {
