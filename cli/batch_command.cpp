@@ -260,7 +260,8 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
     command->add_option("--device", options->device, "cpu, cuda or cuda:N[,M...] (one job per listed GPU)")
         ->capture_default_str();
     command->add_option("--shard", options->shard, "I/N: process only shard I of N (job arrays)");
-    command->add_flag("--force", options->force, "Rebuild packs that are up to date");
+    command->add_flag("-f,--force", options->force,
+                      "Overwrite every pack, up to date or not (out-of-date packs are replaced without it)");
     command->add_flag("--dry-run", options->dry_run, "Print what would be done; write nothing");
     command->add_flag("--report-only", options->report_only, "Only merge the results found under OUT into reports");
     command->add_flag("--strict", options->strict,

@@ -510,7 +510,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_flag("--strict", options->strict,
                       "An image file of the folder that would be left out of the pack is an error (exit 8), not a "
                       "warning");
-    command->add_flag("--force", options->force, "Replace an existing output file");
+    command->add_flag("-f,--force", options->force, "Overwrite an existing PACK (never a folder)");
     command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");
     command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });
 }

@@ -407,6 +407,16 @@ TEST_F(DecompressValidateCli, ValidateGoodPackExits0) {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "heat map  " + dir_.file("diff/mat_Color_diff.png"))) << r.out;
     EXPECT_TRUE(file_exists(dir_.file("diff/mat_Height_diff.png")));
+
+    // Existing heat maps are kept without -f: exit 3 before anything is decoded (no report), as every output of every
+    // command; -f replaces them.
+    r = run_nmc("validate '" + pack_path_ + "' --diff '" + dir_.file("diff") + "'");
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: " + dir_.file("diff/mat_") + "")) << r.err;
+    EXPECT_TRUE(contains(r.err, "_diff.png: exists (use --force to overwrite)")) << r.err;
+    EXPECT_EQ(r.out, "");
+    r = run_nmc("validate '" + pack_path_ + "' --diff '" + dir_.file("diff") + "' -f");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST_F(DecompressValidateCli, ValidateCorruptPackExits5) {

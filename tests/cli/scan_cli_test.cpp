@@ -13,6 +13,7 @@
 
 #include "core/file_io.h"
 #include "material/image_io.h"
+#include "material/manifest.h"
 #include "tests/cli/nmc_process.h"
 #include "tests/material/damaged_images.h"
 #include "tests/material/test_support.h"
@@ -119,6 +120,30 @@ TEST(ScanCli, WriteManifestOnAFullDiskExits3AndLeavesNothing) {
         test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "'", dir.path());
     EXPECT_EQ(written.exit_code, 0) << written.err;
     EXPECT_TRUE(std::filesystem::exists(manifest));
+}
+
+// An existing --write-manifest FILE is kept without -f, as every output of every command: exit 3 before any image is
+// decoded (nothing on stdout), the file untouched; -f (or --force) replaces it.
+TEST(ScanCli, WriteManifestKeepsAnExistingFileUnlessForced) {
+    test::TempDir dir;
+    const std::string folder = dir.file("mat");
+    std::filesystem::create_directories(folder);
+    test::write_png(folder + "/w_diff.png", test::make_image(4, 4, 3, test::code));
+    const std::string manifest = dir.file("mat.json");
+    std::ofstream(manifest) << "keep me\n";
+
+    const test::CommandResult kept = test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "'", dir.path());
+    EXPECT_EQ(kept.exit_code, 3) << kept.err;
+    EXPECT_TRUE(contains(kept.err, "nmc: error: " + manifest + ": exists (use --force to overwrite)")) << kept.err;
+    EXPECT_EQ(kept.out, "");
+    const auto bytes = read_file(manifest, 1024);
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(std::string(bytes->begin(), bytes->end()), "keep me\n");
+
+    const test::CommandResult forced =
+        test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "' -f", dir.path());
+    EXPECT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_TRUE(read_manifest(manifest).ok());
 }
 
 }  // namespace
