@@ -196,9 +196,12 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
             if (tty) std::fprintf(stderr, "\r\033[K");
             if (r.status == "failed")
                 std::fprintf(stderr, "nmc: warning: %s failed: %s\n", r.relative.c_str(), r.error.c_str());
-            else if (!tty)
+            else if (!tty || verbosity > 1)
                 std::fprintf(stderr, "batch %d/%d %s %s %.1f s %.3f bpt\n", e.done, e.total, r.status.c_str(),
                              r.relative.c_str(), r.seconds, r.bits_per_texel);
+            if (verbosity > 1)
+                for (const TextureRow& t : r.textures)
+                    std::fprintf(stderr, "  %s %.2f dB\n", t.texture.c_str(), t.psnr_db);
         }
         if (tty) {
             std::fprintf(stderr, "\r\033[K[%d/%d] elapsed %s ETA %s  %s", e.done, e.total,

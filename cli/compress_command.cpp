@@ -165,6 +165,14 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     }
     if (verbosity > 0)
         for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
+    if (verbosity > 1) {
+        std::fprintf(stderr, "material %s: %dx%d, %d mips, %zu textures, %zu pack channels\n", material->name.c_str(),
+                     material->width, material->height, material->mip_count, material->textures.size(),
+                     material->channels.size());
+        for (const TextureLayout& t : material->textures)
+            std::fprintf(stderr, "  %s: %s, %zu ch, %s %s\n", t.file_name.c_str(), t.semantic_label().c_str(),
+                         t.channels.size(), to_string(t.sample_type), to_string(t.color_space));
+    }
     const std::string source_folder = material->source_folder;
     const std::vector<std::string> warnings = material->warnings;
     std::vector<IgnoredFile> ignored_images;
@@ -219,7 +227,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.network = network;
     options.tool = std::string("nmc ") + NMC_VERSION_STRING;
 
+    // On a terminal one line refreshed a few times a second; with -v elsewhere (a log) one line per tenth of the steps.
     const bool show_progress = verbosity > 0 && isatty(fileno(stderr));
+    const bool log_progress = verbosity > 1 && !show_progress;
+    int64_t logged_tenths = 0;
     auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     InterruptScope interrupt_scope;
     std::string progress_prefix;  // the target search's attempt, when searching
@@ -233,11 +244,19 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                          format_seconds(p.elapsed_seconds).c_str(), format_seconds(p.eta_seconds).c_str());
             std::fflush(stderr);
         }
+        const int64_t tenths = p.total_steps > 0 ? p.step * 10 / p.total_steps : 0;
+        if (log_progress && tenths > logged_tenths) {
+            logged_tenths = tenths;
+            std::fprintf(stderr, "%sstep %lld/%lld  PSNR %.2f dB  elapsed %s  ETA %s\n", progress_prefix.c_str(),
+                         static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.psnr_estimate_db,
+                         format_seconds(p.elapsed_seconds).c_str(), format_seconds(p.eta_seconds).c_str());
+        }
         return true;
     };
     int last_attempt = 0;
     const auto search_progress = [&](const TargetSearchProgress& p) {
         if (show_progress && p.attempt != last_attempt && last_attempt > 0) std::fprintf(stderr, "\n");
+        if (p.attempt != last_attempt) logged_tenths = 0;
         last_attempt = p.attempt;
         char prefix[96];
         std::snprintf(prefix, sizeof prefix, "attempt %d/%d (~%.2f bpp)  ", p.attempt, p.max_attempts,
@@ -366,7 +385,9 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         Json textures = Json::array();
         for (size_t t = 0; t < pack.quality.textures.size(); ++t) {
             const TextureQuality& q = pack.quality.textures[t];
-            Json e = {{"texture", q.texture}, {"channels", target.textures[t].channels.size()}, {"psnr_db", q.psnr_db}};
+            Json e = {{"texture", q.texture},   {"channels", target.textures[t].channels.size()},
+                      {"psnr_db", q.psnr_db},   {"psnr8_mip0_db", q.psnr8_mip0_db},
+                      {"channel_psnr_db", q.channels}, {"mip_psnr_db", q.mips}};
             if (q.mean_angle_deg >= 0) e["mean_angle_deg"] = q.mean_angle_deg;
             textures.push_back(e);
         }
@@ -384,6 +405,13 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         std::printf("%-48s %8zu %10.2f", q.texture.c_str(), target.textures[t].channels.size(), q.psnr_db);
         if (q.mean_angle_deg >= 0) std::printf("   mean angle %.2f deg", q.mean_angle_deg);
         std::printf("\n");
+        if (verbosity > 1) {
+            std::printf("    psnr8 mip 0 %.2f dB; per file channel", q.psnr8_mip0_db);
+            for (double c : q.channels) std::printf(" %.2f", c);
+            std::printf("; per mip");
+            for (double m : q.mips) std::printf(" %.2f", m);
+            std::printf("\n");
+        }
     }
     std::printf("all pack channels, all mips: %.2f dB; 8-bit mip 0 (psnr8_mip0): %.2f dB\n", pack.quality.psnr_db,
                 pack.quality.psnr8_mip0_db);
