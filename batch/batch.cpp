@@ -493,7 +493,7 @@ Status write_reports(const std::string& out_dir, const std::string& stem, const 
     std::snprintf(line, sizeof line, "%zu materials: %d compressed, %d up to date, %d failed, %d pending.\n\n",
                   records.size(), counts["ok"], counts["skipped"], counts["failed"], counts["pending"]);
     md += line;
-    md += "| material | maps | resolution | source bytes | BCn bytes | pack bytes | bits/texel | ratio vs BCn | "
+    md += "| material | maps | resolution | source bytes | BCn bytes | pack bytes | bpp | ratio vs BCn | "
           "PSNR per texture (dB) | time (s) | status |\n";
     md += "|---|---:|---|---:|---:|---:|---:|---:|---|---:|---|\n";
     for (const MaterialRecord& r : records) {

@@ -99,10 +99,6 @@ int print_summary(const std::vector<MaterialRecord>& records, const std::string&
 }
 
 int run_batch_command(const BatchCliOptions& o, int verbosity) {
-    if (o.quality != "fast" && o.quality != "normal" && o.quality != "best") {
-        print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
-        return kExitUsage;
-    }
     auto devices = parse_devices(o.device);
     if (!devices.ok()) {
         print_error(devices.status());
@@ -197,7 +193,7 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
             if (r.status == "failed")
                 std::fprintf(stderr, "nmc: warning: %s failed: %s\n", r.relative.c_str(), r.error.c_str());
             else if (!tty || verbosity > 1)
-                std::fprintf(stderr, "batch %d/%d %s %s %.1f s %.3f bpt\n", e.done, e.total, r.status.c_str(),
+                std::fprintf(stderr, "batch %d/%d %s %s %.1f s %.3f bpp\n", e.done, e.total, r.status.c_str(),
                              r.relative.c_str(), r.seconds, r.bits_per_texel);
             if (verbosity > 1)
                 for (const TextureRow& t : r.textures)
@@ -243,14 +239,16 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
     auto options = std::make_shared<BatchCliOptions>();
     command->add_option("ROOT", options->root, "The asset tree to search for materials")->required();
     command->add_option("-o,--output", options->output, "Output folder (mirrors ROOT; holds the reports)")->required();
-    command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")
+    command->add_option("--bpp", options->bpp, "Whole-file budget in bpp: the file's bits per mip-0 texel")
         ->check(check_bits_per_texel)
         ->capture_default_str();
     command->add_option("--target-psnr", options->target_psnr,
                         "Per material, the smallest pack whose PSNR reaches this many dB (nmc compress --target-psnr; "
                         "--bpp is then the first rate tried)")
         ->check(CLI::Range(1.0, 99.0));
-    command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
+    command->add_option("--quality", options->quality, "Preset: fast, normal or best (docs/compressor.md)")
+        ->check(CLI::IsMember(kQualityPresetNames))
+        ->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();

@@ -106,11 +106,7 @@ std::string format_seconds(double s) {
 }
 
 int run_compress(const CompressCliOptions& o, int verbosity) {
-    const auto preset = quality_preset_from_string(o.quality);
-    if (!preset) {
-        print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
-        return kExitUsage;
-    }
+    const auto preset = quality_preset_from_string(o.quality);  // CLI11 checked the value
     NetworkChoice network;
     if (o.output_layer == "e4m3" || o.output_layer == "e4m3-scaled") {
         network.output.weight_type = WeightType::e4m3;
@@ -425,10 +421,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                         a.shape.feature_count, a.shape.bits, static_cast<long long>(a.steps),
                         a.warm_started ? " (warm)" : "       ", a.bits_per_texel, a.psnr_db,
                         a.reached ? "reached" : "below");
-        std::printf("pack: %s, %.0f bytes, %.3f bits per texel\n", o.output.c_str(), file_bytes,
+        std::printf("pack: %s, %.0f bytes, %.3f bpp\n", o.output.c_str(), file_bytes,
                     pack.quality.bits_per_texel);
     } else {
-        std::printf("pack: %s, %.0f bytes, %.3f bits per texel (target %.3g)\n", o.output.c_str(), file_bytes,
+        std::printf("pack: %s, %.0f bytes, %.3f bpp (target %.3g bpp)\n", o.output.c_str(), file_bytes,
                     pack.quality.bits_per_texel, o.bpp);
     }
     if (source_bytes > 0)
@@ -462,7 +458,8 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("MATERIAL", options->input, "Material folder, manifest (.json) or one image file")->required();
     command->add_option("-o,--output", options->output, "The .nmc pack to write (its folder is created if missing)")->required();
     command->add_option("--bpp", options->bpp,
-                        "Whole-file budget in bits per mip-0 texel (with --target-psnr: the first rate tried)")
+                        "Whole-file budget in bpp: the file's bits per mip-0 texel (with --target-psnr: the first rate "
+                        "tried)")
         ->check(check_bits_per_texel)
         ->capture_default_str();
     command->add_option("--target-psnr", options->target_psnr,
@@ -471,7 +468,9 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--latent-shape", options->latent_shape,
                         "Latent grid scale, features, bits and optionally levels as S,F,b[,K] (e.g. 4,12,4), instead "
                         "of rate control's choice (K: 2 unless given, up to the full pyramid)");
-    command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
+    command->add_option("--quality", options->quality, "Preset: fast, normal or best (docs/compressor.md)")
+        ->check(CLI::IsMember(kQualityPresetNames))
+        ->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
     command->add_option("--latent-lr", options->latent_lr, "Adam learning rate of the latents (default: the preset's)")

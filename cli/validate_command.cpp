@@ -38,7 +38,7 @@ void print_report(const ValidationReport& r, int verbosity) {
         std::printf("structure INVALID: %zu problem(s)\n", r.structural_problems.size());
         for (const Status& s : r.structural_problems) std::printf("  - %s\n", s.to_string().c_str());
     } else {
-        std::printf("structure ok (%llu bytes, %.3f bits per texel, every checksum and limit checked)\n",
+        std::printf("structure ok (%llu bytes, %.3f bpp, every checksum and limit checked)\n",
                     static_cast<unsigned long long>(r.file_size), r.bits_per_texel);
     }
     if (!r.source_note.empty()) std::printf("quality   not measured: %s\n", r.source_note.c_str());
