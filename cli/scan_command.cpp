@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "material/material.h"
+#include "validate/validation.h"
 
 namespace nmc::cli {
 namespace {
@@ -157,7 +158,12 @@ int run_scan(const ScanOptions& options, int verbosity) {
     else
         print_text(*scan);
     if (!options.manifest_out.empty()) {
-        const std::string text = manifest_to_json(scan->manifest);
+        // The manifest names the material's folder relative to its own folder (docs/manifest.md `folder`), as a pack
+        // records its sources: written anywhere, it is read from any working directory. Beside the maps it says nothing.
+        Manifest manifest = scan->manifest;
+        const std::string folder = source_folder_to_record(scan->source_folder, options.manifest_out);
+        manifest.folder = folder == "." ? "" : folder;
+        const std::string text = manifest_to_json(manifest);
         const Status s = write_file_atomically(options.manifest_out, text.data(), text.size(),
                                                overwrite);
         if (!s.ok()) {

@@ -281,6 +281,21 @@ TEST(CompressCli, VerboseAddsTexturesProgressAndPerTextureDetail) {
     EXPECT_TRUE(j["textures"][0]["psnr8_mip0_db"].is_number());
 }
 
+// A manifest `nmc scan --write-manifest` wrote into another folder than the maps compresses from another working
+// directory: it records the maps' folder relative to itself (the bug: it recorded none, so no map was found).
+TEST(CompressCli, ScannedManifestWrittenElsewhereCompressesFromAnotherFolder) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("assets/crate"));
+    const CommandResult scanned = run_nmc_in(dir.file("assets"), "scan crate --write-manifest ../manifests/crate.json",
+                                             dir.path());
+    ASSERT_EQ(scanned.exit_code, 0) << scanned.err;
+    const CommandResult r =
+        run_nmc_in("/", "compress " + dir.file("manifests/crate.json") + " -o " + dir.file("crate.nmc") + kFast +
+                            " --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse(r.out)["textures"].size(), 2u);
+}
+
 // --target-psnr: a reachable target writes the smallest passing attempt and lists every attempt; an
 // unreachable one exits 6, names the best PSNR reached and writes nothing.
 TEST(CompressCli, TargetPsnrReportsItsAttempts) {
