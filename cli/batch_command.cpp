@@ -36,6 +36,11 @@ struct BatchCliOptions {
     int batch = 0;
     uint64_t seed = 1;
     std::string arithmetic = "binary16";
+    std::string normal_mode = "auto";
+    std::string address_mode = "wrap";
+    bool resample = false;
+    bool gloss_to_roughness = false;
+    double min_psnr = 0;
     int jobs = 0;
     std::string device = "cpu";
     std::string shard;
@@ -137,8 +142,13 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     settings.batch_size = o.batch;
     settings.seed = o.seed;
     settings.arithmetic = o.arithmetic;
+    settings.normal_mode = o.normal_mode;
+    settings.address_mode = o.address_mode;
+    settings.resample = o.resample;
+    settings.gloss_to_roughness = o.gloss_to_roughness;
     settings.tool = std::string("nmc ") + NMC_VERSION_STRING;
     const std::vector<BatchJob> plan = plan_batch(mine, settings, o.force, o.strict);
+    const BatchReportContext report_context{settings, o.min_psnr};
 
     if (o.dry_run) {
         int compress = 0;
@@ -153,8 +163,9 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     }
 
     if (o.report_only) {
-        const std::vector<MaterialRecord> records = collect_records(plan);
-        const Status written = write_reports(o.output, "report", records);
+        std::vector<MaterialRecord> records = collect_records(plan);
+        apply_min_psnr(records, o.min_psnr);
+        const Status written = write_reports(o.output, "report", records, report_context);
         if (!written.ok()) {
             print_error(written);
             return exit_code_for(written);
@@ -212,8 +223,9 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     if (tty) std::fprintf(stderr, "\r\033[K");
     const std::string stem =
         shard.count == 1 ? "report" : "report.shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count);
+    apply_min_psnr(records, o.min_psnr);
     if (!records.empty() || ran.ok()) {
-        const Status written = write_reports(o.output, stem, records);
+        const Status written = write_reports(o.output, stem, records, report_context);
         if (!written.ok()) {
             print_error(written);
             return exit_code_for(written);
@@ -256,6 +268,21 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
                         "(see nmc compress --help)")
         ->check(CLI::IsMember({"float32", "binary16"}))
         ->capture_default_str();
+    command->add_option("--normal-mode", options->normal_mode,
+                        "Normal maps in the packs: auto, xy, xyz or stored (see nmc compress --help)")
+        ->check(CLI::IsMember(kNormalModeNames))
+        ->capture_default_str();
+    command->add_option("--address-mode", options->address_mode,
+                        "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")
+        ->check(CLI::IsMember(kAddressModeNames))
+        ->capture_default_str();
+    command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
+    command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
+                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
+    command->add_option("--min-psnr", options->min_psnr,
+                        "A material whose pack's PSNR (dB, all channels, all mips) is below this fails (exit 9; the "
+                        "pack is kept)")
+        ->check(CLI::Range(0.0, 200.0));
     command->add_option("-j,--jobs", options->jobs, "Materials compressed at once (default 1, or one per GPU)")
         ->check(CLI::Range(1, 1024));
     command->add_option("--device", options->device, "cpu, cuda or cuda:N[,M...] (one job per listed GPU)")

@@ -19,6 +19,9 @@ struct GlobalOptions {
 
 // The --quality presets (compress, batch), as CLI11 lists them in --help and in the error for another value.
 inline const std::vector<std::string> kQualityPresetNames = {"fast", "normal", "best"};
+// --normal-mode and --address-mode (compress, batch, scan): material/material.h and spec 5.3 define them.
+inline const std::vector<std::string> kNormalModeNames = {"auto", "xy", "xyz", "stored"};
+inline const std::vector<std::string> kAddressModeNames = {"wrap", "clamp"};
 
 // The check of --bpp (compress, batch): "" for a budget above 0 bpp, else what is wrong.
 inline std::string check_bits_per_texel(const std::string& text) {

@@ -525,11 +525,11 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->capture_default_str();
     command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
-        ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}))
+        ->check(CLI::IsMember(kNormalModeNames))
         ->capture_default_str();
     command->add_option("--address-mode", options->address_mode,
                         "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")
-        ->check(CLI::IsMember({"wrap", "clamp"}))
+        ->check(CLI::IsMember(kAddressModeNames))
         ->capture_default_str();
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
                       "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");

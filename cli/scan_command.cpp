@@ -189,7 +189,7 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
     command->add_flag("-f,--force", options->force, "Overwrite an existing --write-manifest FILE");
     command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
-        ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}));
+        ->check(CLI::IsMember(kNormalModeNames));
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
                       "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
     command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
