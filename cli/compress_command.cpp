@@ -108,13 +108,9 @@ std::string format_seconds(double s) {
 int run_compress(const CompressCliOptions& o, int verbosity) {
     const auto preset = quality_preset_from_string(o.quality);  // CLI11 checked the value
     NetworkChoice network;
-    if (o.output_layer == "e4m3" || o.output_layer == "e4m3-scaled") {
+    if (o.output_layer == "e4m3" || o.output_layer == "e4m3-scaled") {  // CLI11 checked the value; int8: the default
         network.output.weight_type = WeightType::e4m3;
         network.output.has_scale = o.output_layer == "e4m3-scaled";
-    } else if (o.output_layer != "int8") {
-        print_error(Status(StatusCode::invalid_argument,
-                           "--output-layer must be int8, e4m3 or e4m3-scaled, got '" + o.output_layer + "'"));
-        return kExitUsage;
     }
     {
         auto widths = parse_hidden_layers(o.hidden_layers);
@@ -518,6 +514,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,
                         "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")
+        ->check(CLI::IsMember({"int8", "e4m3", "e4m3-scaled"}))
         ->capture_default_str();
     command->add_option("--hidden-layers", options->hidden_layers,
                         "Hidden layer widths, comma-separated (e.g. 64,48,32: NTC v0.9's smaller network); 1-7 layers "
