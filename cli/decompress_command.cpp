@@ -123,7 +123,7 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
     cmd->add_option("--device", options->device,
                     "Decoder: cpu, cuda[:N] (builds with the CUDA decoder) or vulkan[:N] (builds with the Vulkan runtime)");
     cmd->add_option("--threads", options->threads, "Decoder threads (0: all cores)")->check(CLI::Range(0, 1024));
-    cmd->add_flag("-f,--force", options->force, "Overwrite existing files");
+    cmd->add_flag("-f,--force", options->force, "Overwrite existing image files");
     cmd->callback([options, &globals, &exit_code] { exit_code = run_decompress(*options, globals); });
 }
 

@@ -39,6 +39,11 @@ void heat_colour(float error_codes, float* rgb) {
     for (int k = 0; k < 3; ++k) rgb[k] = kStops[i][k] + (kStops[i + 1][k] - kStops[i][k]) * f;
 }
 
+// The heat map of a texture: FOLDER/<texture name>_diff.png.
+std::string heat_map_path(const std::string& diff_dir, const TextureLayout& texture) {
+    return diff_dir + "/" + texture.name + "_diff.png";
+}
+
 // One heat map per texture: per texel, the largest 8-bit code difference over the texture's channels at mip 0,
 // each channel normalised by its pack channel's range first, as measure_quality() does for the 8-bit figures.
 Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const ReferenceMaterial& ref,
@@ -69,7 +74,7 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
             }
             heat_colour(static_cast<float>(worst), &heat.pixels[i * 3]);
         }
-        const std::string path = options.diff_dir + "/" + pack.textures[t].name + "_diff.png";
+        const std::string path = heat_map_path(options.diff_dir, pack.textures[t]);
         NMC_RETURN_IF_ERROR(write_image(path, heat, "png", options.overwrite));
         written.push_back(path);
     }
@@ -152,6 +157,15 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                             (static_cast<double>(pack->material.width) * static_cast<double>(pack->material.height));
     report.stored_quality_present = pack->quality.present;
     report.stored_psnr_db = pack->quality.psnr_db;
+    // A heat map that would replace a file without --force stops the run before anything is decoded.
+    if (!options.diff_dir.empty() && !options.overwrite) {
+        for (const TextureLayout& texture : pack->textures) {
+            const std::string heat_map = heat_map_path(options.diff_dir, texture);
+            std::error_code ec;
+            if (std::filesystem::exists(heat_map, ec))
+                return Status(StatusCode::io_error, heat_map + ": exists (use --force to overwrite)");
+        }
+    }
 
     auto decoder = create_pack_decoder(pack.value(), options.decoder);
     if (!decoder.ok()) return decoder.status();

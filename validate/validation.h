@@ -78,7 +78,8 @@ std::string resolve_recorded_source_folder(const std::string& pack_path, const s
 // What a pack written to `pack_path` records as `encoder.source_folder` for sources read from `source_folder`
 // (both as the caller names them, relative to the working directory or absolute): the source folder relative to
 // the pack's folder (symbolic links resolved), so that a pack moved together with its sources still finds them;
-// the absolute folder when no relative path exists. "" stays "".
+// the absolute folder when no relative path exists. "" stays "". A manifest written by `nmc scan` records its
+// `folder` by the same rule, with the manifest's path as `pack_path`.
 std::string source_folder_to_record(const std::string& source_folder, const std::string& pack_path);
 
 // Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all (io_error), is not

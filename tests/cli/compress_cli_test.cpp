@@ -109,7 +109,7 @@ TEST(CompressCli, CollapsedMapIsReportedAndAFlatOneIsNot) {
         warned = warned || w.get<std::string>().rfind("crate_roughness.png collapsed", 0) == 0;
     EXPECT_TRUE(warned) << report["warnings"].dump();
 
-    r = run_nmc("validate " + pack + " --json -", dir.path());
+    r = run_nmc("validate " + pack + " --json", dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;  // a warning, not a failure
     const Json validated = parse(r.out);
     ASSERT_TRUE(validated.is_object()) << r.out;
@@ -294,6 +294,55 @@ TEST(CompressCli, ExistingOutputNeedsForce) {
     r = run_nmc("compress " + dir.file("crate") + " -o " + out + kFast + " --force", dir.path());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_GT(fs::file_size(out), 7u);
+}
+
+// -v changes what compress says (it once changed nothing): the textures as read, progress logged one line per tenth
+// of the steps where stderr is not a terminal (the test's file), and per texture PSNR8, per-channel and per-mip PSNR
+// on stdout. The default level logs no progress off a terminal; -q prints no warnings.
+TEST(CompressCli, VerboseAddsTexturesProgressAndPerTextureDetail) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string base = "compress " + dir.file("crate") + " -o " + dir.file("out.nmc") + kFast + " -f";
+    const CommandResult plain = run_nmc(base, dir.path());
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_EQ(plain.err.find("step "), std::string::npos) << plain.err;
+    EXPECT_EQ(plain.out.find("per file channel"), std::string::npos) << plain.out;
+
+    const CommandResult verbose = run_nmc(base + " -v", dir.path());
+    ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+    EXPECT_NE(verbose.err.find("  crate_albedo.png: albedo, 3 ch, uint8 srgb\n"), std::string::npos)
+        << verbose.err;
+    size_t progress_lines = 0;
+    for (size_t at = verbose.err.find("step "); at != std::string::npos; at = verbose.err.find("step ", at + 1))
+        ++progress_lines;
+    // At most one line per tenth; the trainer reports progress every few steps, so fewer on 20 steps.
+    EXPECT_GE(progress_lines, 1u) << verbose.err;
+    EXPECT_LE(progress_lines, 10u) << verbose.err;
+    EXPECT_NE(verbose.err.find("step 20/20  PSNR "), std::string::npos) << verbose.err;
+    EXPECT_NE(verbose.out.find("psnr8 mip 0 "), std::string::npos) << verbose.out;
+    EXPECT_NE(verbose.out.find("; per mip "), std::string::npos) << verbose.out;
+
+    // The same figures are in --json at every level.
+    const Json j = parse(run_nmc(base + " --json", dir.path()).out);
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["textures"][0]["channel_psnr_db"].size(), 3u);
+    EXPECT_EQ(j["textures"][0]["mip_psnr_db"].size(), 5u);  // 16x16: 5 mips
+    EXPECT_TRUE(j["textures"][0]["psnr8_mip0_db"].is_number());
+}
+
+// A manifest `nmc scan --write-manifest` wrote into another folder than the maps compresses from another working
+// directory: it records the maps' folder relative to itself (the bug: it recorded none, so no map was found).
+TEST(CompressCli, ScannedManifestWrittenElsewhereCompressesFromAnotherFolder) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("assets/crate"));
+    const CommandResult scanned = run_nmc_in(dir.file("assets"), "scan crate --write-manifest ../manifests/crate.json",
+                                             dir.path());
+    ASSERT_EQ(scanned.exit_code, 0) << scanned.err;
+    const CommandResult r =
+        run_nmc_in("/", "compress " + dir.file("manifests/crate.json") + " -o " + dir.file("crate.nmc") + kFast +
+                            " --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse(r.out)["textures"].size(), 2u);
 }
 
 // --target-psnr: a reachable target writes the smallest passing attempt and lists every attempt; an

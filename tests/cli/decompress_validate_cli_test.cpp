@@ -356,8 +356,8 @@ TEST_F(DecompressValidateCli, VulkanDecodesTheSameFilesAndReportAsTheCpu) {
         EXPECT_EQ(got->pixels, expected->pixels) << name;
     }
 
-    const CommandResult cpu = run_nmc("validate '" + pack_path_ + "' --json -");
-    const CommandResult gpu = run_nmc("validate '" + pack_path_ + "' --json - --device vulkan");
+    const CommandResult cpu = run_nmc("validate '" + pack_path_ + "' --json");
+    const CommandResult gpu = run_nmc("validate '" + pack_path_ + "' --json --device vulkan");
     ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
     ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
     nlohmann::json cpu_report = nlohmann::json::parse(cpu.out);
@@ -407,6 +407,16 @@ TEST_F(DecompressValidateCli, ValidateGoodPackExits0) {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "heat map  " + dir_.file("diff/mat_Color_diff.png"))) << r.out;
     EXPECT_TRUE(file_exists(dir_.file("diff/mat_Height_diff.png")));
+
+    // Existing heat maps are kept without -f: exit 3 before anything is decoded (no report), as every output of every
+    // command; -f replaces them.
+    r = run_nmc("validate '" + pack_path_ + "' --diff '" + dir_.file("diff") + "'");
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: " + dir_.file("diff/mat_") + "")) << r.err;
+    EXPECT_TRUE(contains(r.err, "_diff.png: exists (use --force to overwrite)")) << r.err;
+    EXPECT_EQ(r.out, "");
+    r = run_nmc("validate '" + pack_path_ + "' --diff '" + dir_.file("diff") + "' -f");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST_F(DecompressValidateCli, ValidateCorruptPackExits5) {
@@ -476,7 +486,7 @@ TEST_F(DecompressValidateCli, ValidateCollapsedMapWarnsOrExits6) {
     EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "FAIL      mat_Height.png collapsed: ")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
-    r = run_nmc("validate '" + pack_path_ + "' --fail-on-collapse --json -");
+    r = run_nmc("validate '" + pack_path_ + "' --fail-on-collapse --json");
     EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
     ASSERT_TRUE(j.is_object()) << r.out;
@@ -497,7 +507,7 @@ TEST_F(DecompressValidateCli, ValidateThresholdWithoutSourcesExits12) {
     EXPECT_TRUE(contains(r.out, "FAIL      --min-psnr 60.00 dB could not be checked: quality not measured: ")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   threshold_not_checked")) << r.out;
 
-    r = run_nmc_in(work, "validate ../mat.nmc --max-drop 0.1 --min-psnr 60 --json -");
+    r = run_nmc_in(work, "validate ../mat.nmc --max-drop 0.1 --min-psnr 60 --json");
     EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["verdict"], "threshold_not_checked");
@@ -543,7 +553,7 @@ TEST_F(DecompressValidateCli, ValidateFindsARelativeSourceFolderFromThePack) {
     EXPECT_TRUE(contains(r.out, "PSNR      ")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   pass")) << r.out;
 
-    r = run_nmc_in("/", "validate '" + pack_path_ + "' --min-psnr 20 --json -");
+    r = run_nmc_in("/", "validate '" + pack_path_ + "' --min-psnr 20 --json");
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["source_dir"], source_dir_);
@@ -587,7 +597,7 @@ TEST_F(DecompressValidateCli, ValidateTruncatedSourceIsASourceMismatch) {
     EXPECT_TRUE(contains(r.out, "verdict   source_mismatch")) << r.out;
 }
 
-// Heat maps (--diff) and the report (--json FILE) on a full disk (a file size limit of 1 byte, nmc_process.h):
+// Heat maps (--diff) and the report (--report FILE) on a full disk (a file size limit of 1 byte, nmc_process.h):
 // exit 3 naming the file and the reason; no heat map, report or temporary file is left. Before, the heat maps were
 // written truncated by OpenImageIO and validate exited 0.
 TEST_F(DecompressValidateCli, ValidateOnAFullDiskExits3AndLeavesNothing) {
@@ -600,7 +610,7 @@ TEST_F(DecompressValidateCli, ValidateOnAFullDiskExits3AndLeavesNothing) {
 
     const std::string reports = dir_.file("reports");
     ASSERT_EQ(::mkdir(reports.c_str(), 0755), 0);
-    r = test::run_nmc_with_file_size_limit("validate '" + pack_path_ + "' --json '" + reports + "/report.json'", 1);
+    r = test::run_nmc_with_file_size_limit("validate '" + pack_path_ + "' --report '" + reports + "/report.json'", 1);
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
     EXPECT_TRUE(contains(r.err, "nmc: error: " + reports + "/report.json: write failed: " + std::strerror(EFBIG)))
         << r.err;
@@ -631,7 +641,7 @@ TEST_F(DecompressValidateCli, ValidateMissingOrNonPackFile) {
 TEST_F(DecompressValidateCli, ValidateJsonCarriesTheNumbersPrinted) {
     const CommandResult text = run_nmc("validate '" + pack_path_ + "'");
     ASSERT_EQ(text.exit_code, 0) << text.err;
-    const CommandResult json = run_nmc("validate '" + pack_path_ + "' --json -");
+    const CommandResult json = run_nmc("validate '" + pack_path_ + "' --json");
     ASSERT_EQ(json.exit_code, 0) << json.err;
     const nlohmann::json j = nlohmann::json::parse(json.out);  // stdout holds only the JSON
     EXPECT_EQ(j["verdict"], "pass");
@@ -655,15 +665,27 @@ TEST_F(DecompressValidateCli, ValidateJsonCarriesTheNumbersPrinted) {
         EXPECT_TRUE(contains(row_text, line)) << line << "\n" << row_text;
     }
 
-    // --json FILE writes the same report and keeps the text on stdout.
-    const CommandResult to_file = run_nmc("validate '" + pack_path_ + "' --json '" + dir_.file("report.json") + "'");
+    // --report FILE writes the same report and keeps the text on stdout; an existing report is kept unless -f
+    // (exit 3, checked before anything is decoded), as every output of every command.
+    const std::string report = dir_.file("report.json");
+    const CommandResult to_file = run_nmc("validate '" + pack_path_ + "' --report '" + report + "'");
     ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
     EXPECT_TRUE(contains(to_file.out, "verdict   pass")) << to_file.out;
-    EXPECT_EQ(nlohmann::json::parse(read_text(dir_.file("report.json"))), j);
+    EXPECT_EQ(nlohmann::json::parse(read_text(report)), j);
+    std::ofstream(report) << "keep me\n";
+    const CommandResult kept = run_nmc("validate '" + pack_path_ + "' --report '" + report + "'");
+    EXPECT_EQ(kept.exit_code, 3) << kept.out << kept.err;
+    EXPECT_TRUE(contains(kept.err, "nmc: error: " + report + ": ")) << kept.err;
+    EXPECT_EQ(kept.out, "");
+    EXPECT_EQ(read_text(report), "keep me\n");
+    const CommandResult forced = run_nmc("validate '" + pack_path_ + "' --report '" + report + "' -f --json");
+    ASSERT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_EQ(nlohmann::json::parse(forced.out), j);
+    EXPECT_EQ(nlohmann::json::parse(read_text(report)), j);
 }
 
 TEST_F(DecompressValidateCli, ValidateJsonOfAFailingPackKeepsItsExitCode) {
-    const CommandResult r = run_nmc("validate '" + pack_path_ + "' --min-psnr 98 --json -");
+    const CommandResult r = run_nmc("validate '" + pack_path_ + "' --min-psnr 98 --json");
     EXPECT_EQ(r.exit_code, 6);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["verdict"], "quality_below_threshold");

@@ -42,7 +42,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 TEST(InspectCli, TextShowsTheKeyFacts) {
     const CommandResult r = run_nmc("inspect '" + golden() + "'");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* fact : {"5024 bytes", "78.5000 bits per texel", "format         1.0", "META", "LATN", "WGHT",
+    for (const char* fact : {"5024 bytes", "78.5000 bpp", "format         1.0", "META", "LATN", "WGHT",
                              "golden_small", "32 x 16, 3 mips", "golden_NormalDX.png", "mode xy, convention directx",
                              "4 features per texel, grid scale 2, 4 levels", "3 layers, activation hgelu_clamped",
                              "nmc 0.1.0", "38.50 dB PSNR overall"})

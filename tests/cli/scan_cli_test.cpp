@@ -13,6 +13,7 @@
 
 #include "core/file_io.h"
 #include "material/image_io.h"
+#include "material/manifest.h"
 #include "tests/cli/nmc_process.h"
 #include "tests/material/damaged_images.h"
 #include "tests/material/test_support.h"
@@ -119,6 +120,69 @@ TEST(ScanCli, WriteManifestOnAFullDiskExits3AndLeavesNothing) {
         test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "'", dir.path());
     EXPECT_EQ(written.exit_code, 0) << written.err;
     EXPECT_TRUE(std::filesystem::exists(manifest));
+}
+
+// Bug: the written manifest did not say where the maps are, so one written to another folder than the maps' found
+// none. It records the material's folder relative to itself: written from one working directory into another
+// folder, it is read from a third, and again after manifest and maps moved together.
+TEST(ScanCli, WrittenManifestRecordsTheMaterialFolderRelativeToItself) {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir.file("assets/mat"));
+    test::write_png(dir.file("assets/mat/w_diff.png"), test::make_image(4, 4, 3, test::code));
+    test::write_png(dir.file("assets/mat/w_rough.png"), test::make_image(4, 4, 1, test::code));
+
+    const test::CommandResult written =
+        test::run_nmc_in(dir.file("assets"), "scan mat --write-manifest ../manifests/w.json", dir.path());
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    const auto manifest = read_manifest(dir.file("manifests/w.json"));
+    ASSERT_TRUE(manifest.ok()) << manifest.status().to_string();
+    EXPECT_EQ(manifest->folder, "../assets/mat");
+
+    const auto scan_from = [&](const std::string& working_dir, const std::string& manifest_path) {
+        const test::CommandResult r = test::run_nmc_in(working_dir, "scan --json '" + manifest_path + "'", dir.path());
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        const auto j = nlohmann::json::parse(r.out, nullptr, false);
+        return j.is_object() ? j["textures"].size() : 0u;
+    };
+    EXPECT_EQ(scan_from("/", dir.file("manifests/w.json")), 2u);
+
+    // Moved together (their relative layout kept), the manifest still finds the maps.
+    std::filesystem::create_directories(dir.file("moved"));
+    std::filesystem::rename(dir.file("assets"), dir.file("moved/assets"));
+    std::filesystem::rename(dir.file("manifests"), dir.file("moved/manifests"));
+    EXPECT_EQ(scan_from("/", dir.file("moved/manifests/w.json")), 2u);
+
+    // Written beside the maps, it records no folder (its own is the default).
+    const test::CommandResult beside =
+        test::run_nmc_in(dir.file("moved/assets"), "scan mat --write-manifest mat/w.json", dir.path());
+    ASSERT_EQ(beside.exit_code, 0) << beside.err;
+    const auto plain = read_manifest(dir.file("moved/assets/mat/w.json"));
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(plain->folder, "");
+}
+
+// An existing --write-manifest FILE is kept without -f, as every output of every command: exit 3 before any image is
+// decoded (nothing on stdout), the file untouched; -f (or --force) replaces it.
+TEST(ScanCli, WriteManifestKeepsAnExistingFileUnlessForced) {
+    test::TempDir dir;
+    const std::string folder = dir.file("mat");
+    std::filesystem::create_directories(folder);
+    test::write_png(folder + "/w_diff.png", test::make_image(4, 4, 3, test::code));
+    const std::string manifest = dir.file("mat.json");
+    std::ofstream(manifest) << "keep me\n";
+
+    const test::CommandResult kept = test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "'", dir.path());
+    EXPECT_EQ(kept.exit_code, 3) << kept.err;
+    EXPECT_TRUE(contains(kept.err, "nmc: error: " + manifest + ": exists (use --force to overwrite)")) << kept.err;
+    EXPECT_EQ(kept.out, "");
+    const auto bytes = read_file(manifest, 1024);
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(std::string(bytes->begin(), bytes->end()), "keep me\n");
+
+    const test::CommandResult forced =
+        test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "' -f", dir.path());
+    EXPECT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_TRUE(read_manifest(manifest).ok());
 }
 
 }  // namespace
