@@ -31,9 +31,9 @@ struct ImageFile {
 // code / 65535), float samples keep their values. Fails with io_error (missing, unreadable),
 // not_recognized (not an image), corrupt (truncated or undecodable: whatever the image library reports,
 // warnings such as libjpeg's "Premature end of JPEG file" included; for PNG, any chunk whose CRC-32 does not
-// match, or a file that ends before IEND), limit_exceeded (a dimension outside
-// 1..kMaxImageDimension, file larger than kMaxImageFileBytes) or backend_unavailable (a format this build's
-// backend cannot read). Every message starts with the path. Thread-safe.
+// match, or a file that ends before IEND; for EXR, a header attribute larger than the file), limit_exceeded (a
+// dimension outside 1..kMaxImageDimension, file larger than kMaxImageFileBytes) or backend_unavailable (a format this
+// build's backend cannot read). Every message starts with the path. Thread-safe.
 Result<ImageFile> read_image_file(const std::string& path);
 
 // read_image_file(path) without the metadata.
