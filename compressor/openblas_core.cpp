@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include "decoder/cpu/cpu_features.h"
+
 #if defined(__linux__)
 #include <dlfcn.h>
 #include <unistd.h>
@@ -36,9 +38,9 @@ std::string openblas_core_name() {
 void reexec_with_openblas_core_if_generic(char** argv) {
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__))
     if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-    const bool avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    const CpuFeatures& cpu = cpu_features();
+    const bool avx2_fma = cpu.avx2 && cpu.fma;
+    const bool avx512 = cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512dq;
     const std::string core = openblas_core_override(openblas_core_name(), avx2_fma, avx512);
     if (core.empty()) return;
     if (setenv("OPENBLAS_CORETYPE", core.c_str(), 1) != 0) return;

@@ -95,6 +95,53 @@ Status check_png_chunks(const std::string& path, const std::vector<uint8_t>& byt
     }
 }
 
+// OpenEXR allocates each header attribute at the size the attribute declares before reading it: a 361-byte file
+// declaring a 1.3 GB string attribute made OpenEXR 3.1 allocate and clear 1.3 GB. So the headers are walked here
+// first (OpenEXR file layout: magic, version and flags, then per part the attributes name, type name, int32 size,
+// value, ending with an empty name; multi-part files end the list of headers with one more empty name): every
+// attribute must fit in the file.
+Status check_exr_headers(const std::string& path, const std::vector<uint8_t>& bytes) {
+    constexpr uint8_t kMultipartFlag = 0x10;  // version field bit 12
+    if (bytes.size() < 8)
+        return Status(StatusCode::corrupt, path + ": truncated EXR: the file ends in its version field");
+    const bool multipart = (bytes[5] & kMultipartFlag) != 0;
+    const auto truncated = [&](size_t offset) {
+        return Status(StatusCode::corrupt, path + ": truncated EXR header: the file ends at byte " +
+                                               std::to_string(bytes.size()) + ", inside the header at byte " +
+                                               std::to_string(offset));
+    };
+    // The NUL-terminated string at `offset`; moves `offset` past it, or returns false at the end of the file.
+    const auto read_string = [&](size_t& offset, std::string& text) {
+        const auto end = std::find(bytes.begin() + static_cast<std::ptrdiff_t>(offset), bytes.end(), uint8_t{0});
+        if (end == bytes.end()) return false;
+        text.assign(bytes.begin() + static_cast<std::ptrdiff_t>(offset), end);
+        offset = static_cast<size_t>(end - bytes.begin()) + 1;
+        return true;
+    };
+    size_t offset = 8;
+    for (;;) {
+        std::string name;
+        if (!read_string(offset, name)) return truncated(offset);
+        if (name.empty()) {  // the end of one part's header
+            if (!multipart) return Status::success();
+            if (offset >= bytes.size()) return truncated(offset);
+            if (bytes[offset] == 0) return Status::success();  // the empty header ending the list
+            continue;
+        }
+        std::string type;
+        if (!read_string(offset, type) || bytes.size() - offset < 4) return truncated(offset);
+        const uint32_t size = uint32_t{bytes[offset]} | uint32_t{bytes[offset + 1]} << 8 |
+                              uint32_t{bytes[offset + 2]} << 16 | uint32_t{bytes[offset + 3]} << 24;
+        offset += 4;
+        if (size > bytes.size() - offset)
+            return Status(StatusCode::corrupt, path + ": corrupt EXR header: attribute '" + name + "' at byte " +
+                                                   std::to_string(offset - 4) + " declares " + std::to_string(size) +
+                                                   " bytes, the file has " + std::to_string(bytes.size() - offset) +
+                                                   " after it");
+        offset += size;
+    }
+}
+
 std::string canonical_format(const std::string& format) {
     const std::string f = lower(format);
     if (f == "jpg") return "jpeg";
@@ -127,6 +174,7 @@ Result<ImageFile> read_image_file(const std::string& path) {
         NMC_RETURN_IF_ERROR(check_dimensions(path, read_be32(bytes->data() + 16), read_be32(bytes->data() + 20)));
         NMC_RETURN_IF_ERROR(check_png_chunks(path, *bytes));
     }
+    if (format == "exr") NMC_RETURN_IF_ERROR(check_exr_headers(path, *bytes));
     auto decoded = image_backend::decode(path, *bytes, format);
     if (!decoded.ok()) return decoded.status();
     NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(decoded->image.width),

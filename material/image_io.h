@@ -12,8 +12,13 @@
 
 namespace nmc {
 
-// Width and height limits of any image nmc reads or writes (format spec 9).
+// Width and height limits of any image nmc reads or writes (format spec 9). Fuzzing builds (tests/fuzz) take at most
+// 256 per side, so that a mutated header cannot make one input allocate gigabytes; the checks are the same code.
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+constexpr int kMaxImageDimension = 256;
+#else
 constexpr int kMaxImageDimension = 16384;
+#endif
 // Largest image file read; bigger files fail with limit_exceeded before being read.
 constexpr uint64_t kMaxImageFileBytes = uint64_t{1} << 30;
 
@@ -31,9 +36,9 @@ struct ImageFile {
 // code / 65535), float samples keep their values. Fails with io_error (missing, unreadable),
 // not_recognized (not an image), corrupt (truncated or undecodable: whatever the image library reports,
 // warnings such as libjpeg's "Premature end of JPEG file" included; for PNG, any chunk whose CRC-32 does not
-// match, or a file that ends before IEND), limit_exceeded (a dimension outside
-// 1..kMaxImageDimension, file larger than kMaxImageFileBytes) or backend_unavailable (a format this build's
-// backend cannot read). Every message starts with the path. Thread-safe.
+// match, or a file that ends before IEND; for EXR, a header attribute larger than the file), limit_exceeded (a
+// dimension outside 1..kMaxImageDimension, file larger than kMaxImageFileBytes) or backend_unavailable (a format this
+// build's backend cannot read). Every message starts with the path. Thread-safe.
 Result<ImageFile> read_image_file(const std::string& path);
 
 // read_image_file(path) without the metadata.
