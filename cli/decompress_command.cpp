@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "decoder/pack_decoder.h"
@@ -48,6 +49,7 @@ void warn_clipped(const TextureLayout& layout, const WrittenTexture& file) {
 }
 
 int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
+    const CurrentStep step(o.pack_path, "reading the pack and preparing the decoder");
     auto pack = read_pack_file(o.pack_path);
     if (!pack.ok()) {
         print_error(pack.status());
@@ -83,6 +85,11 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     for (size_t t = 0; t < pack->textures.size(); ++t) {
         const TextureLayout& layout = pack->textures[t];
         for (int m = 0; m < mips; ++m) {
+            const CurrentStep texture_step(
+                o.pack_path, "decoding texture '" + layout.name + "' mip " + std::to_string(m) + " (" +
+                                 std::to_string(pack->material.mip_width(m)) + " x " +
+                                 std::to_string(pack->material.mip_height(m)) + ", " +
+                                 std::to_string(layout.channels.size()) + " channels) and writing it");
             auto image = (*decoder)->decode_texture(static_cast<int>(t), m);
             if (!image.ok()) {
                 print_error(image.status());

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "material/material.h"
@@ -137,6 +138,7 @@ int run_scan(const ScanOptions& options, int verbosity) {
     load.gloss_to_roughness = options.gloss_to_roughness;
     load.resample_mismatched = options.resample;
     load.strict = options.strict;
+    const CurrentStep step(options.input, "reading the material's images");
     auto scan = scan_material(options.input, load);
     if (!scan.ok()) {
         print_error(scan.status());

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "compressor/adam_constants.h"
 #include "compressor/model.h"
@@ -42,8 +43,15 @@ auto torch_call(const char* what, F&& f) -> decltype(f()) {
     try {
         return f();
     } catch (const c10::Error& e) {
-        return Status(StatusCode::internal, std::string("LibTorch failed while ") + what + ": " +
-                                                e.what_without_backtrace());
+        // LibTorch's allocators report failure as a c10::Error ("DefaultCPUAllocator: not enough memory: you
+        // tried to allocate N bytes", "CUDA out of memory").
+        const std::string message = e.what_without_backtrace();
+        const bool allocation = message.find("not enough memory") != std::string::npos ||
+                                message.find("out of memory") != std::string::npos;
+        return Status(allocation ? StatusCode::out_of_memory : StatusCode::internal,
+                      std::string("LibTorch failed while ") + what + ": " + message);
+    } catch (const std::bad_alloc& e) {
+        return Status(StatusCode::out_of_memory, std::string("out of memory while ") + what + " (" + e.what() + ")");
     } catch (const std::exception& e) {
         return Status(StatusCode::internal, std::string("failed while ") + what + ": " + e.what());
     }

@@ -3,6 +3,7 @@
 #include "format/container.h"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -52,7 +53,9 @@ uint64_t first_section_offset(uint64_t section_count) {
 // The one checker for zstd calls: turns a zstd error code into a Status naming the call.
 Status zstd_check(size_t rc, const char* call, const std::string& where) {
     if (!ZSTD_isError(rc)) return Status::success();
-    return Status(StatusCode::corrupt, where + ": " + call + " failed: " + ZSTD_getErrorName(rc));
+    const StatusCode code =
+        ZSTD_getErrorCode(rc) == ZSTD_error_memory_allocation ? StatusCode::out_of_memory : StatusCode::corrupt;
+    return Status(code, where + ": " + call + " failed: " + ZSTD_getErrorName(rc));
 }
 
 struct CCtxDeleter {

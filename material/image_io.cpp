@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "core/checksum.h"
 #include "core/file_io.h"
@@ -127,7 +128,12 @@ Result<ImageFile> read_image_file(const std::string& path) {
         NMC_RETURN_IF_ERROR(check_dimensions(path, read_be32(bytes->data() + 16), read_be32(bytes->data() + 20)));
         NMC_RETURN_IF_ERROR(check_png_chunks(path, *bytes));
     }
-    auto decoded = image_backend::decode(path, *bytes, format);
+    Result<image_backend::Decoded> decoded = Status(StatusCode::internal, path + ": not decoded");
+    try {
+        decoded = image_backend::decode(path, *bytes, format);
+    } catch (const std::bad_alloc& e) {
+        return Status(StatusCode::out_of_memory, path + ": out of memory decoding the image (" + e.what() + ")");
+    }
     if (!decoded.ok()) return decoded.status();
     NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(decoded->image.width),
                                          static_cast<uint64_t>(decoded->image.height)));
