@@ -17,6 +17,7 @@
 
 #include "compressor/adam_constants.h"
 #include "compressor/model.h"
+#include "compressor/openblas_core.h"
 #include "compressor/warm_start.h"
 #include "core/device_name.h"
 #include "core/number_formats.h"
@@ -201,6 +202,7 @@ PresetSettings preset_settings(QualityPreset p, bool fused) {
 }
 
 struct Compressor::Impl {
+    std::unique_ptr<OneOpenBlasThread> one_blas_thread;  // on the CPU: products independent of the thread count
     TrainingTarget info;  // the target's description; planes moved to the device and cleared
     CompressOptions options;
     torch::Device device{torch::kCPU};
@@ -450,6 +452,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
     if (!device.ok()) return device.status();
     impl->device = *device;
     impl->device_name = device->str();
+    if (impl->device.is_cpu()) impl->one_blas_thread = std::make_unique<OneOpenBlasThread>();
 
     Status status = torch_call("allocating the model", [&]() -> Status {
         torch::manual_seed(options.seed);

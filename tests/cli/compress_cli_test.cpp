@@ -14,10 +14,12 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <optional>
 #include <tuple>
 #include <vector>
 
 #include "tests/cli/nmc_process.h"
+#include "tests/format/pack_equality.h"
 #include "tests/material/test_support.h"
 
 namespace {
@@ -40,6 +42,23 @@ void write_albedo_roughness(const std::string& folder) {
 }
 
 Json parse(const std::string& text) { return Json::parse(text, nullptr, false); }
+
+// Sets an environment variable for its lifetime (nmc children inherit it), restoring the previous value after.
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+        if (const char* previous = std::getenv(name)) previous_ = previous;
+        ::setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnvironment() {
+        if (previous_) ::setenv(name_, previous_->c_str(), 1);
+        else ::unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    std::optional<std::string> previous_;
+};
 
 TEST(CompressCli, WritesThePackItReports) {
     TempDir dir;
@@ -439,6 +458,24 @@ TEST(CompressCli, CompressesASingleImage) {
     EXPECT_EQ(r.exit_code, 8) << r.err;
     EXPECT_NE(r.err.find(dir.file("notes.txt") + ": not a material"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
+}
+
+// Issue 34: OpenBLAS divided the trainer's matrix products between as many threads as OMP_NUM_THREADS said, which
+// changed their float32 sums: one and two threads trained different packs. Training runs its products on one BLAS
+// thread now (compressor/openblas_core.h), so the thread count changes nothing but the time.
+TEST(CompressCli, ThreadCountDoesNotChangeThePack) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    std::vector<std::vector<uint8_t>> packs;
+    for (const char* threads : {"1", "2"}) {
+        const ScopedEnvironment omp("OMP_NUM_THREADS", threads);
+        const std::string pack = dir.file(std::string("crate-") + threads + ".nmc");
+        const CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --seed 5", dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        packs.push_back(nmc::testing::pack_bytes_without_training_time(pack));
+    }
+    ASSERT_FALSE(packs[0].empty());
+    EXPECT_TRUE(packs[0] == packs[1]) << "OMP_NUM_THREADS=1 and 2 trained different packs";
 }
 
 }  // namespace
