@@ -90,8 +90,13 @@ int main(int argc, char** argv) {
     for (const auto& [label, command] : commands) {
         if (label.rfind("scan", 0) == 0) {
             std::filesystem::create_directories(scan_dir);
+            std::error_code error;
             std::filesystem::copy_file(png_dir + "/big_BaseColor.png", scan_dir + "/big_BaseColor.png",
-                                       std::filesystem::copy_options::overwrite_existing);
+                                       std::filesystem::copy_options::overwrite_existing, error);
+            if (error) {
+                std::fprintf(stderr, "error: no decoded PNG to scan: %s\n", error.message().c_str());
+                return 1;
+            }
         }
         uint64_t peak = 0;
         double seconds = 0;

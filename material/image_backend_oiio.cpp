@@ -81,24 +81,36 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& byte
     Decoded out;
     out.image = Image(spec.width, spec.height, spec.nchannels, sample_type_of(spec.format));
     // Integer samples are read as codes and divided here: OIIO's own conversion multiplies by 1/255, which
-    // differs from code / 255 in the last bit, and both backends must give identical values.
+    // differs from code / 255 in the last bit, and both backends must give identical values. Codes are read a
+    // band of scanlines at a time (tiled files whole), so that only one band of them is held beside the floats.
     const SampleType type = out.image.sample_type;
     const bool is_integer = type == SampleType::uint8 || type == SampleType::uint16;
-    std::vector<uint16_t> codes(is_integer ? out.image.pixels.size() : 0);
-    const bool read = is_integer ? input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16, codes.data())
-                                 : input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::FLOAT,
-                                                     out.image.pixels.data());
+    const size_t row_samples = static_cast<size_t>(spec.width) * static_cast<size_t>(spec.nchannels);
+    const int band_rows = spec.tile_width > 0 ? spec.height
+                                              : static_cast<int>(std::max<size_t>(1, (size_t{1} << 20) / row_samples));
+    // An 8-bit code c arrives as c * 257 in UINT16.
+    const float scale = type == SampleType::uint8 ? 255.0f : 65535.0f;
+    const uint16_t divisor = type == SampleType::uint8 ? 257 : 1;
+    std::vector<uint16_t> codes;
+    bool read = true;
+    if (!is_integer) {
+        read = input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::FLOAT, out.image.pixels.data());
+    } else {
+        for (int y = 0; read && y < spec.height; y += band_rows) {
+            const int rows = std::min(band_rows, spec.height - y);
+            codes.resize(row_samples * static_cast<size_t>(rows));
+            read = spec.tile_width > 0
+                       ? input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16, codes.data())
+                       : input->read_scanlines(0, 0, spec.y + y, spec.y + y + rows, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16,
+                                               codes.data());
+            float* pixels = out.image.pixels.data() + static_cast<size_t>(y) * row_samples;
+            for (size_t i = 0; i < codes.size(); ++i) pixels[i] = static_cast<float>(codes[i] / divisor) / scale;
+        }
+    }
     // A reader may return success with an error recorded: libjpeg's warnings ("Premature end of JPEG file",
     // "Corrupt JPEG data: ...") and libtiff's short strips fill the missing part with grey and go on.
     if (!read || input->has_error())
         return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));
-    if (is_integer) {
-        // An 8-bit code c arrives as c * 257 in UINT16.
-        const float scale = type == SampleType::uint8 ? 255.0f : 65535.0f;
-        const uint16_t divisor = type == SampleType::uint8 ? 257 : 1;
-        for (size_t i = 0; i < codes.size(); ++i)
-            out.image.pixels[i] = static_cast<float>(codes[i] / divisor) / scale;
-    }
     out.declared_color_space = declared_color_space(spec, format);
     if (!input->close())
         return Status(StatusCode::corrupt, path + ": cannot decode " + format + ": " + first_line(input->geterror()));

@@ -112,6 +112,7 @@ std::vector<uint8_t> pack_bytes_without_training_time(const std::string& path) {
     EXPECT_TRUE(pack.ok()) << pack.status().to_string();
     if (!pack.ok()) return {};
     pack->encoder.training_seconds = 0;
+    pack->quality.bits_per_texel = 0;
     Result<std::vector<uint8_t>> bytes = write_pack(pack.value());
     EXPECT_TRUE(bytes.ok()) << bytes.status().to_string();
     return bytes.ok() ? bytes.value() : std::vector<uint8_t>{};
