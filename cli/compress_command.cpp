@@ -277,8 +277,9 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
             return kExitCancelled;
         }
         // The trainer's messages name the step, not the material.
-        const Status failed =
-            result.status().code() == StatusCode::out_of_memory ? result.status().with_context(o.input) : result.status();
+        const Status failed = result.status().code() == StatusCode::out_of_memory
+                                  ? result.status().with_context(o.input)
+                                  : result.status();
         print_error(failed);
         return exit_code_for(failed, true);
     }

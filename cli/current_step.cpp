@@ -15,7 +15,9 @@ CurrentStep::CurrentStep(std::string file, std::string what)
     current = this;
 }
 
-CurrentStep::~CurrentStep() { current = enclosing_; }
+CurrentStep::~CurrentStep() {
+    current = enclosing_;
+}
 
 std::string out_of_memory_message(const char* detail) {
     const std::string tail = std::string("out of memory") + (current ? " while " + current->what_ : "") + " (" +

@@ -92,13 +92,13 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     for (size_t t = 0; t < pack->textures.size(); ++t) {
         const TextureLayout& layout = pack->textures[t];
         for (int m = 0; m < mips; ++m) {
-            const CurrentStep texture_step(
-                o.pack_path, "decoding texture '" + layout.name + "' mip " + std::to_string(m) + " (" +
-                                 std::to_string(pack->material.mip_width(m)) + " x " +
-                                 std::to_string(pack->material.mip_height(m)) + ", " +
-                                 std::to_string(layout.channels.size()) + " channels) and writing it");
             const int width = pack->material.mip_width(m);
             const int height = pack->material.mip_height(m);
+            const CurrentStep texture_step(o.pack_path, "decoding texture '" + layout.name + "' mip " +
+                                                            std::to_string(m) + " (" + std::to_string(width) + " x " +
+                                                            std::to_string(height) + ", " +
+                                                            std::to_string(layout.channels.size()) +
+                                                            " channels) and writing it");
             auto writer =
                 TextureFileWriter::open(o.out_dir, layout, width, height, m, o.suffix, format_override, o.force);
             if (!writer.ok()) {
@@ -108,7 +108,8 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
             // A band of rows at a time, so that memory holds a band, not the texture (docs/cli.md states the peak).
             const int band_rows = (*decoder)->decodes_rows() ? rows_per_band(width, layout.channels.size()) : height;
             for (int row = 0; row < height; row += band_rows) {
-                auto band = (*decoder)->decode_texture_rows(static_cast<int>(t), m, row, std::min(band_rows, height - row));
+                auto band =
+                    (*decoder)->decode_texture_rows(static_cast<int>(t), m, row, std::min(band_rows, height - row));
                 const Status stored = band.ok() ? (*writer)->write_rows(std::move(band).value()) : band.status();
                 if (!stored.ok()) {
                     print_error(stored);

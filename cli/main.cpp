@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <new>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 

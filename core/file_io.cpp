@@ -82,8 +82,13 @@ Result<AtomicFile> AtomicFile::create(const std::string& path, Overwrite overwri
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
-    : path_(std::move(other.path_)), temp_path_(std::move(other.temp_path_)), fd_(other.fd_), size_(other.size_),
-      overwrite_(other.overwrite_), failed_(std::move(other.failed_)), committed_(other.committed_) {
+    : path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      fd_(other.fd_),
+      size_(other.size_),
+      overwrite_(other.overwrite_),
+      failed_(std::move(other.failed_)),
+      committed_(other.committed_) {
     other.fd_ = -1;
     other.committed_ = true;  // the moved-from object owns no temporary file
 }

@@ -86,8 +86,8 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& byte
     const SampleType type = out.image.sample_type;
     const bool is_integer = type == SampleType::uint8 || type == SampleType::uint16;
     const size_t row_samples = static_cast<size_t>(spec.width) * static_cast<size_t>(spec.nchannels);
-    const int band_rows = spec.tile_width > 0 ? spec.height
-                                              : static_cast<int>(std::max<size_t>(1, (size_t{1} << 20) / row_samples));
+    const int band_rows =
+        spec.tile_width > 0 ? spec.height : static_cast<int>(std::max<size_t>(1, (size_t{1} << 20) / row_samples));
     // An 8-bit code c arrives as c * 257 in UINT16.
     const float scale = type == SampleType::uint8 ? 255.0f : 65535.0f;
     const uint16_t divisor = type == SampleType::uint8 ? 257 : 1;
@@ -101,8 +101,8 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& byte
             codes.resize(row_samples * static_cast<size_t>(rows));
             read = spec.tile_width > 0
                        ? input->read_image(0, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16, codes.data())
-                       : input->read_scanlines(0, 0, spec.y + y, spec.y + y + rows, 0, 0, spec.nchannels, oiio::TypeDesc::UINT16,
-                                               codes.data());
+                       : input->read_scanlines(0, 0, spec.y + y, spec.y + y + rows, 0, 0, spec.nchannels,
+                                               oiio::TypeDesc::UINT16, codes.data());
             float* pixels = out.image.pixels.data() + static_cast<size_t>(y) * row_samples;
             for (size_t i = 0; i < codes.size(); ++i) pixels[i] = static_cast<float>(codes[i] / divisor) / scale;
         }
@@ -160,8 +160,8 @@ public:
 
     Status write_rows(const Image& band) override {
         if (next_row_ + band.height > height_)
-            return Status(StatusCode::invalid_argument, file_.path() + ": rows beyond the image's " +
-                                                            std::to_string(height_));
+            return Status(StatusCode::invalid_argument,
+                          file_.path() + ": rows beyond the image's " + std::to_string(height_));
         oiio::TypeDesc type = oiio::TypeDesc::FLOAT;
         const void* data = band.pixels.data();
         if (stored_ == SampleType::uint8) {
@@ -220,8 +220,8 @@ Result<std::unique_ptr<RowWriter>> open_row_writer(AtomicFile& file, int width, 
     if (format == "jpeg" && channels != 1 && channels != 3)
         return Status(StatusCode::invalid_argument,
                       file.path() + ": JPEG holds 1 or 3 channels, image has " + std::to_string(channels));
-    const oiio::TypeDesc type = stored == SampleType::uint8    ? oiio::TypeDesc::UINT8
-                                : stored == SampleType::uint16 ? oiio::TypeDesc::UINT16
+    const oiio::TypeDesc type = stored == SampleType::uint8     ? oiio::TypeDesc::UINT8
+                                : stored == SampleType::uint16  ? oiio::TypeDesc::UINT16
                                 : stored == SampleType::float16 ? oiio::TypeDesc::HALF
                                                                 : oiio::TypeDesc::FLOAT;
     oiio::ImageSpec spec(width, height, channels, type);

@@ -425,9 +425,9 @@ public:
             return Status(StatusCode::invalid_argument,
                           file_.path() + ": rows beyond the image's " + std::to_string(image_.height));
         std::copy(band.pixels.begin(), band.pixels.end(),
-                  image_.pixels.begin() + static_cast<long>(static_cast<size_t>(next_row_) *
-                                                            static_cast<size_t>(image_.width) *
-                                                            static_cast<size_t>(image_.channels)));
+                  image_.pixels.begin() +
+                      static_cast<long>(static_cast<size_t>(next_row_) * static_cast<size_t>(image_.width) *
+                                        static_cast<size_t>(image_.channels)));
         next_row_ += band.height;
         return Status::success();
     }
@@ -436,7 +436,8 @@ public:
         if (next_row_ != image_.height)
             return Status(StatusCode::internal, file_.path() + ": " + std::to_string(next_row_) + " of " +
                                                     std::to_string(image_.height) + " rows written");
-        auto bytes = format_ == "png" ? encode_png(file_.path(), image_, color_space_) : encode_jpeg(file_.path(), image_);
+        auto bytes =
+            format_ == "png" ? encode_png(file_.path(), image_, color_space_) : encode_jpeg(file_.path(), image_);
         if (!bytes.ok()) return bytes.status();
         return file_.append(bytes->data(), bytes->size());
     }
@@ -454,8 +455,8 @@ private:
 Result<std::unique_ptr<RowWriter>> open_row_writer(AtomicFile& file, int width, int height, int channels,
                                                    SampleType sample_type, const std::string& format,
                                                    std::optional<ColorSpace> color_space) {
-    return std::unique_ptr<RowWriter>(std::make_unique<BufferedRowWriter>(
-        file, Image(width, height, channels, sample_type), format, color_space));
+    return std::unique_ptr<RowWriter>(
+        std::make_unique<BufferedRowWriter>(file, Image(width, height, channels, sample_type), format, color_space));
 }
 
 }  // namespace nmc::image_backend

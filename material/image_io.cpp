@@ -2,7 +2,6 @@
 // limits, the PNG chunk checks, the source hash, and the atomic file write of the encoded bytes.
 #include "material/image_io.h"
 
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -188,8 +187,8 @@ Result<std::unique_ptr<ImageFileWriter>> ImageFileWriter::open(const std::string
     if (channels < 1 || channels > 4)
         return Status(StatusCode::invalid_argument,
                       path + ": image has " + std::to_string(channels) + " channels, expected 1..4");
-    NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(std::max(width, 0)),
-                                         static_cast<uint64_t>(std::max(height, 0))));
+    NMC_RETURN_IF_ERROR(
+        check_dimensions(path, static_cast<uint64_t>(std::max(width, 0)), static_cast<uint64_t>(std::max(height, 0))));
     auto file = AtomicFile::create(path, overwrite ? Overwrite::allow : Overwrite::refuse);
     if (!file.ok()) return file.status();
     std::unique_ptr<ImageFileWriter> writer(new ImageFileWriter(std::move(file).value()));

@@ -632,7 +632,8 @@ Result<std::unique_ptr<TextureFileWriter>> TextureFileWriter::open(const std::st
     written.converted_to_linear = layout.color_space == ColorSpace::srgb && has_color && is_float(written.sample_type);
     // A colour map stored (or now written) linear says so; data maps carry no tag, as their sources usually do not.
     std::optional<ColorSpace> tag;
-    if (layout.color_space == ColorSpace::srgb) tag = written.converted_to_linear ? ColorSpace::linear : ColorSpace::srgb;
+    if (layout.color_space == ColorSpace::srgb)
+        tag = written.converted_to_linear ? ColorSpace::linear : ColorSpace::srgb;
     if (layout.color_space == ColorSpace::linear && has_color) tag = ColorSpace::linear;
     auto file = ImageFileWriter::open(path, width, height, static_cast<int>(layout.channels.size()), layout.sample_type,
                                       format, overwrite, tag);
@@ -643,10 +644,9 @@ Result<std::unique_ptr<TextureFileWriter>> TextureFileWriter::open(const std::st
 
 Status TextureFileWriter::write_rows(Image band) {
     if (band.channels != static_cast<int>(layout_.channels.size()))
-        return Status(StatusCode::invalid_argument, written_.path + ": decoded image has " +
-                                                        std::to_string(band.channels) + " channels, texture '" +
-                                                        layout_.name + "' has " +
-                                                        std::to_string(layout_.channels.size()));
+        return Status(StatusCode::invalid_argument,
+                      written_.path + ": decoded image has " + std::to_string(band.channels) + " channels, texture '" +
+                          layout_.name + "' has " + std::to_string(layout_.channels.size()));
     band.sample_type = layout_.sample_type;
     // spec 8.10: float files hold linear light, integer files clamp to [0, 1]. The samples clamped are all of them
     // in an integer file, the converted colour channels (sRGB decoding is defined on [0, 1]) in a float one; they

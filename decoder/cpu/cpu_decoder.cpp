@@ -212,8 +212,8 @@ Result<Image> CpuDecoder::decode_texture_rows(int texture, int mip, int first_ro
     const int w = model.mip_width(mip);
     const int h = model.mip_height(mip);
     if (first_row < 0 || row_count < 1 || first_row > h - row_count) {
-        return Status(StatusCode::invalid_argument, "decode_texture_rows: rows " + std::to_string(first_row) +
-                                                        " + " + std::to_string(row_count) + " outside the mip's " +
+        return Status(StatusCode::invalid_argument, "decode_texture_rows: rows " + std::to_string(first_row) + " + " +
+                                                        std::to_string(row_count) + " outside the mip's " +
                                                         std::to_string(h));
     }
     const int channels = static_cast<int>(layout.channels.size());

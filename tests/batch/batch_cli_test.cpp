@@ -389,8 +389,7 @@ TEST(BatchCli, ParallelJobsTrainWhatCompressTrains) {
     TempDir dir;
     const std::string root = dir.file("assets");
     write_material(root + "/rock", "rock", 1);
-    const CommandResult batch =
-        run_nmc(fast_batch(root + " -o " + dir.file("batch") + " -j 2 --seed 7"), dir.path());
+    const CommandResult batch = run_nmc(fast_batch(root + " -o " + dir.file("batch") + " -j 2 --seed 7"), dir.path());
     ASSERT_EQ(batch.exit_code, 0) << batch.err;
     // Beside the batch's OUT, so that the source folder the pack records (relative to the pack) is the same.
     const CommandResult compress = run_nmc("-q compress " + root + "/rock -o " + dir.file("compress") +

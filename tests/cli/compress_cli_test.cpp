@@ -12,9 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
-#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -51,8 +51,10 @@ public:
         ::setenv(name, value.c_str(), 1);
     }
     ~ScopedEnvironment() {
-        if (previous_) ::setenv(name_, previous_->c_str(), 1);
-        else ::unsetenv(name_);
+        if (previous_)
+            ::setenv(name_, previous_->c_str(), 1);
+        else
+            ::unsetenv(name_);
     }
 
 private:

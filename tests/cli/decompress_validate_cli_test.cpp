@@ -422,7 +422,8 @@ TEST(DecompressMemory, ALargeTextureIsDecodedAndWrittenABandAtATime) {
     ASSERT_TRUE(image.ok()) << image.status().to_string();
     ASSERT_EQ(image->height, 2048);
     for (const int y : {0, 1023, 2047})
-        for (int c = 0; c < 4; ++c) EXPECT_EQ(image->at(2047, y, c), (c == 3 ? 0.125f : 0.25f * static_cast<float>(c + 1)));
+        for (int c = 0; c < 4; ++c)
+            EXPECT_EQ(image->at(2047, y, c), (c == 3 ? 0.125f : 0.25f * static_cast<float>(c + 1)));
 }
 
 TEST_F(DecompressValidateCli, ValidateGoodPackExits0) {

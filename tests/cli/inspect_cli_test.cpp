@@ -100,8 +100,9 @@ TEST(InspectCli, ZstdFrameWithoutContentSizeCostsWhatItHolds) {
     constexpr uint64_t kHeld = uint64_t{16} << 20;
     constexpr uint64_t kDeclared = uint64_t{1} << 30;
     const std::string path = temp_path("declares_1gib.nmc");
-    write_bytes(path, nmc::testing::with_zstd_latn(
-                          nmc::testing::zstd_frame_without_content_size(std::vector<uint8_t>(kHeld, 0x5A), 20), kDeclared));
+    write_bytes(path,
+                nmc::testing::with_zstd_latn(
+                    nmc::testing::zstd_frame_without_content_size(std::vector<uint8_t>(kHeld, 0x5A), 20), kDeclared));
     const CommandResult r = nmc::test::run_nmc_with_memory_limit("inspect '" + path + "'", RLIM_INFINITY);
     std::remove(path.c_str());
     EXPECT_EQ(r.exit_code, 5) << r.err;

@@ -140,11 +140,19 @@ void write_zero_png(const std::string& path, uint32_t width, uint32_t height) {
         out.write(reinterpret_cast<const char*>(crc_bytes), 4);
     };
     out.write("\x89PNG\r\n\x1a\n", 8);
-    std::vector<uint8_t> header = {static_cast<uint8_t>(width >> 24),  static_cast<uint8_t>(width >> 16),
-                                   static_cast<uint8_t>(width >> 8),   static_cast<uint8_t>(width),
-                                   static_cast<uint8_t>(height >> 24), static_cast<uint8_t>(height >> 16),
-                                   static_cast<uint8_t>(height >> 8),  static_cast<uint8_t>(height),
-                                   8, 6, 0, 0, 0};  // 8 bits, RGBA, deflate, filter 0, no interlace
+    std::vector<uint8_t> header = {static_cast<uint8_t>(width >> 24),
+                                   static_cast<uint8_t>(width >> 16),
+                                   static_cast<uint8_t>(width >> 8),
+                                   static_cast<uint8_t>(width),
+                                   static_cast<uint8_t>(height >> 24),
+                                   static_cast<uint8_t>(height >> 16),
+                                   static_cast<uint8_t>(height >> 8),
+                                   static_cast<uint8_t>(height),
+                                   8,
+                                   6,
+                                   0,
+                                   0,
+                                   0};  // 8 bits, RGBA, deflate, filter 0, no interlace
     chunk("IHDR", header);
     z_stream z{};
     deflateInit(&z, 1);

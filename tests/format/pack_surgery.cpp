@@ -55,7 +55,7 @@ std::vector<uint8_t> zstd_frame_without_content_size(const std::vector<uint8_t>&
     std::vector<uint8_t> frame = {0x28, 0xB5, 0x2F, 0xFD};  // RFC 8878 3.1.1: magic 0xFD2FB528, little-endian
     frame.push_back(0x00);  // frame header descriptor: no content size, not single segment, no checksum, no dictionary
     frame.push_back(static_cast<uint8_t>((window_log - 10) << 3));  // window descriptor: exponent, mantissa 0
-    constexpr size_t kMaxBlock = size_t{128} << 10;  // RFC 8878 3.1.1.2.3: Block_Maximum_Size
+    constexpr size_t kMaxBlock = size_t{128} << 10;                 // RFC 8878 3.1.1.2.3: Block_Maximum_Size
     size_t at = 0;
     do {
         const size_t n = std::min(kMaxBlock, content.size() - at);

@@ -321,7 +321,8 @@ TEST(ReaderRules, ZstdContentSizeDiffersFromRawSize) {
     ASSERT_EQ(compressed[testing::entry_offset(0) + 4] >> 1, 1);
     const std::vector<uint8_t> frame(compressed.begin() + 128,
                                      compressed.begin() + 128 + static_cast<long>(stored_size));
-    expect_rejected(testing::with_zstd_latn(frame, 300), StatusCode::corrupt, "content size 312 differs from raw_size 300");
+    expect_rejected(testing::with_zstd_latn(frame, 300), StatusCode::corrupt,
+                    "content size 312 differs from raw_size 300");
 }
 
 // A frame without a content size whose blocks hold more than raw_size: refused once raw_size + 1 bytes arrived.
