@@ -1,6 +1,6 @@
 // The interface each image backend (image_backend_oiio.cpp, image_backend_pngjpeg.cpp) implements; internal to
 // nmc_material. image_io.cpp does what both share: sniffing, size limits, PNG chunk checks, hashing, and the
-// atomic file write of what the backends encode into memory.
+// atomic file (AtomicFile) the backends' row writers encode into.
 #pragma once
 
 #include <cmath>

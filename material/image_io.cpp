@@ -1,5 +1,5 @@
 // What every image backend shares: format identification from the file's bytes, the dimension and size
-// limits, the PNG chunk checks, the source hash, and the atomic file write of the encoded bytes.
+// limits, the PNG chunk checks, the source hash, and the atomic file the encoders write into.
 #include "material/image_io.h"
 
 #include <algorithm>
