@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "compressor/compressor.h"
@@ -144,6 +145,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     load.gloss_to_roughness = o.gloss_to_roughness;
     load.resample_mismatched = o.resample;
     load.strict = o.strict;
+    CurrentStep step(o.input, "reading the material's images");
     auto material = load_material(o.input, load);
     if (!material.ok()) {
         print_error(material.status());
@@ -262,6 +264,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+    const CurrentStep training_step(o.input, "training");
     std::optional<TargetSearchResult> search;
     Result<CompressResult> result = Status(StatusCode::internal, "not run");
     if (o.target_psnr > 0) {
@@ -284,8 +287,12 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
             std::fprintf(stderr, "nmc: interrupted; nothing was written\n");
             return kExitCancelled;
         }
-        print_error(result.status());
-        return exit_code_for(result.status(), true);
+        // The trainer's messages name the step, not the material.
+        const Status failed = result.status().code() == StatusCode::out_of_memory
+                                  ? result.status().with_context(o.input)
+                                  : result.status();
+        print_error(failed);
+        return exit_code_for(failed, true);
     }
     if (search && !search->reached) {
         const TargetAttempt& best = *std::max_element(
@@ -300,6 +307,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         return kExitQuality;
     }
     const auto writing = std::chrono::steady_clock::now();
+    const CurrentStep writing_step(o.output, "writing the pack");
     const Status written = write_file_atomically(o.output, result->file.data(), result->file.size(),
                                                  o.force ? Overwrite::allow : Overwrite::refuse);
     if (!written.ok()) {

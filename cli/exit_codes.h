@@ -19,6 +19,7 @@ enum ExitCode : int {
     kExitCancelled = 10,       // interrupted (Ctrl-C); nothing partial was written
     kExitSourceMismatch = 11,  // validate: the source images differ from those the pack was made from
     kExitNotChecked = 12,      // validate: a threshold was asked for but quality could not be measured
+    kExitOutOfMemory = 13,     // an allocation failed; the message names the file and what was being allocated
 };
 
 // The exit code for a failed Status. `input_is_material` maps invalid_argument/not_recognized/corrupt of

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "format/metadata.h"
 #include "format/pack.h"
@@ -257,6 +258,7 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
 }
 
 int run_inspect(const InspectOptions& options, int verbosity) {
+    const CurrentStep step(options.path, "reading the pack");
     ContainerInfo container;
     Result<Pack> pack = read_pack_file(options.path, &container);
     if (!pack.ok()) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "material/material.h"
@@ -146,6 +147,7 @@ int run_scan(const ScanOptions& options, int verbosity) {
             return kExitIo;
         }
     }
+    const CurrentStep step(options.input, "reading the material's images");
     auto scan = scan_material(options.input, load);
     if (!scan.ok()) {
         print_error(scan.status());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "validate/validation.h"
@@ -97,6 +98,7 @@ int run_validate(const ValidateCliOptions& o, const GlobalOptions& globals) {
             return kExitIo;
         }
     }
+    const CurrentStep step(o.pack_path, "validating the pack (reading it and its sources, decoding every mip)");
     auto report = validate_pack_file(o.pack_path, o.validation);
     if (!report.ok()) {
         print_error(report.status());

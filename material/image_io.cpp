@@ -1,13 +1,12 @@
 // What every image backend shares: format identification from the file's bytes, the dimension and size
-// limits, the PNG chunk checks, the source hash, and the atomic file write of the encoded bytes.
+// limits, the PNG chunk checks, the source hash, and the atomic file the encoders write into.
 #include "material/image_io.h"
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "core/checksum.h"
 #include "core/file_io.h"
@@ -149,11 +148,6 @@ std::string canonical_format(const std::string& format) {
     return f;
 }
 
-bool file_exists(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
-}
-
 }  // namespace
 
 Result<ImageFile> read_image_file(const std::string& path) {
@@ -175,7 +169,12 @@ Result<ImageFile> read_image_file(const std::string& path) {
         NMC_RETURN_IF_ERROR(check_png_chunks(path, *bytes));
     }
     if (format == "exr") NMC_RETURN_IF_ERROR(check_exr_headers(path, *bytes));
-    auto decoded = image_backend::decode(path, *bytes, format);
+    Result<image_backend::Decoded> decoded = Status(StatusCode::internal, path + ": not decoded");
+    try {
+        decoded = image_backend::decode(path, *bytes, format);
+    } catch (const std::bad_alloc& e) {
+        return Status(StatusCode::out_of_memory, path + ": out of memory decoding the image (" + e.what() + ")");
+    }
     if (!decoded.ok()) return decoded.status();
     NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(decoded->image.width),
                                          static_cast<uint64_t>(decoded->image.height)));
@@ -207,6 +206,25 @@ Status write_image(const std::string& path, const Image& image, const std::strin
 
 Status write_image_tagged(const std::string& path, const Image& image, const std::string& format, bool overwrite,
                           std::optional<ColorSpace> color_space) {
+    if (image.pixels.size() != image.texel_count() * static_cast<size_t>(std::max(image.channels, 0)))
+        return Status(StatusCode::invalid_argument, path + ": image has " + std::to_string(image.pixels.size()) +
+                                                        " samples, expected " +
+                                                        std::to_string(image.texel_count() * image.channels));
+    auto writer = ImageFileWriter::open(path, image.width, image.height, image.channels, image.sample_type, format,
+                                        overwrite, color_space);
+    if (!writer.ok()) return writer.status();
+    NMC_RETURN_IF_ERROR((*writer)->write_rows(image));
+    return (*writer)->finish();
+}
+
+ImageFileWriter::ImageFileWriter(AtomicFile file) : file_(std::move(file)) {}
+
+ImageFileWriter::~ImageFileWriter() = default;
+
+Result<std::unique_ptr<ImageFileWriter>> ImageFileWriter::open(const std::string& path, int width, int height,
+                                                               int channels, SampleType sample_type,
+                                                               const std::string& format, bool overwrite,
+                                                               std::optional<ColorSpace> color_space) {
     const std::string f = canonical_format(format);
     if (f != "png" && f != "jpeg" && f != "tga" && f != "exr" && f != "tiff")
         return Status(StatusCode::invalid_argument,
@@ -214,21 +232,32 @@ Status write_image_tagged(const std::string& path, const Image& image, const std
     if (!image_backend::supports(f))
         return Status(StatusCode::backend_unavailable, path + ": " + f + " images cannot be written by the " +
                                                            image_backend::name() + " image backend of this build");
-    if (image.channels < 1 || image.channels > 4)
+    if (channels < 1 || channels > 4)
         return Status(StatusCode::invalid_argument,
-                      path + ": image has " + std::to_string(image.channels) + " channels, expected 1..4");
-    NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(std::max(image.width, 0)),
-                                         static_cast<uint64_t>(std::max(image.height, 0))));
-    if (image.pixels.size() != image.texel_count() * static_cast<size_t>(image.channels))
-        return Status(StatusCode::invalid_argument, path + ": image has " + std::to_string(image.pixels.size()) +
+                      path + ": image has " + std::to_string(channels) + " channels, expected 1..4");
+    NMC_RETURN_IF_ERROR(
+        check_dimensions(path, static_cast<uint64_t>(std::max(width, 0)), static_cast<uint64_t>(std::max(height, 0))));
+    auto file = AtomicFile::create(path, overwrite ? Overwrite::allow : Overwrite::refuse);
+    if (!file.ok()) return file.status();
+    std::unique_ptr<ImageFileWriter> writer(new ImageFileWriter(std::move(file).value()));
+    auto rows = image_backend::open_row_writer(writer->file_, width, height, channels, sample_type, f, color_space);
+    if (!rows.ok()) return rows.status();
+    writer->rows_ = std::move(rows).value();
+    return writer;
+}
+
+Status ImageFileWriter::write_rows(const Image& band) {
+    if (band.pixels.size() != band.texel_count() * static_cast<size_t>(std::max(band.channels, 0)))
+        return Status(StatusCode::invalid_argument, file_.path() + ": band has " + std::to_string(band.pixels.size()) +
                                                         " samples, expected " +
-                                                        std::to_string(image.texel_count() * image.channels));
-    // Checked before encoding so a refused write costs nothing; the write checks again against races.
-    if (!overwrite && file_exists(path))
-        return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
-    auto bytes = image_backend::encode(path, image, f, color_space);
-    if (!bytes.ok()) return bytes.status();
-    return write_file_atomically(path, bytes->data(), bytes->size(), overwrite ? Overwrite::allow : Overwrite::refuse);
+                                                        std::to_string(band.texel_count() * band.channels));
+    return rows_->write_rows(band);
+}
+
+Status ImageFileWriter::finish() {
+    NMC_RETURN_IF_ERROR(rows_->finish());
+    rows_.reset();
+    return file_.commit();
 }
 
 const char* image_backend_name() { return image_backend::name(); }

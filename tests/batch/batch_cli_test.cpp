@@ -29,6 +29,7 @@
 #include "core/checksum.h"
 #include "format/pack.h"
 #include "tests/cli/nmc_process.h"
+#include "tests/format/pack_equality.h"
 #include "tests/material/test_support.h"
 
 namespace {
@@ -380,6 +381,26 @@ TEST(BatchCli, ConcurrentBatchesShareTheWork) {
     ASSERT_EQ(rows.size(), all.size());
     for (const auto& [name, row] : rows) EXPECT_TRUE(row["status"] == "ok" || row["status"] == "skipped") << row.dump();
     for (const std::string& f : files_under(out)) EXPECT_EQ(f.find(".claim"), std::string::npos) << f;
+}
+
+// Issue 34: `batch -j 2` gives each child half the cores as OpenMP threads, and OpenBLAS divided the trainer's matrix
+// products by that count, so a batch pack differed from the `compress` pack of the same material and seed. Both run
+// their products on one BLAS thread now (compressor/openblas_core.h).
+TEST(BatchCli, ParallelJobsTrainWhatCompressTrains) {
+    TempDir dir;
+    const std::string root = dir.file("assets");
+    write_material(root + "/rock", "rock", 1);
+    const CommandResult batch = run_nmc(fast_batch(root + " -o " + dir.file("batch") + " -j 2 --seed 7"), dir.path());
+    ASSERT_EQ(batch.exit_code, 0) << batch.err;
+    // Beside the batch's OUT, so that the source folder the pack records (relative to the pack) is the same.
+    const CommandResult compress = run_nmc("-q compress " + root + "/rock -o " + dir.file("compress") +
+                                               "/rock.nmc --quality fast --steps 20 --bpp 600 --seed 7",
+                                           dir.path());
+    ASSERT_EQ(compress.exit_code, 0) << compress.err;
+    const std::vector<uint8_t> from_batch = nmc::testing::pack_bytes_without_training_time(dir.file("batch/rock.nmc"));
+    ASSERT_FALSE(from_batch.empty());
+    EXPECT_TRUE(from_batch == nmc::testing::pack_bytes_without_training_time(dir.file("compress/rock.nmc")))
+        << "batch -j 2 and compress trained different packs";
 }
 
 TEST(BatchCli, ShardsCoverEveryMaterialOnce) {

@@ -13,12 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "tests/cli/nmc_process.h"
+#include "tests/format/pack_equality.h"
 #include "tests/material/test_support.h"
 
 namespace {
@@ -41,6 +43,25 @@ void write_albedo_roughness(const std::string& folder) {
 }
 
 Json parse(const std::string& text) { return Json::parse(text, nullptr, false); }
+
+// Sets an environment variable for its lifetime (nmc children inherit it), restoring the previous value after.
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+        if (const char* previous = std::getenv(name)) previous_ = previous;
+        ::setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnvironment() {
+        if (previous_)
+            ::setenv(name_, previous_->c_str(), 1);
+        else
+            ::unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    std::optional<std::string> previous_;
+};
 
 TEST(CompressCli, WritesThePackItReports) {
     TempDir dir;
@@ -537,6 +558,34 @@ TEST(CompressCli, CompressesASingleImage) {
     EXPECT_EQ(r.exit_code, 8) << r.err;
     EXPECT_NE(r.err.find(dir.file("notes.txt") + ": not a material"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
+}
+
+// Issue 34: OpenBLAS divided the trainer's matrix products between as many threads as OMP_NUM_THREADS said, which
+// changed their float32 sums: one and two threads trained different packs. Training runs its products on one BLAS
+// thread now (compressor/openblas_core.h), so the thread count changes nothing but the time.
+TEST(CompressCli, ThreadCountDoesNotChangeThePack) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    std::vector<std::vector<uint8_t>> packs;
+    std::vector<std::string> paths;
+    for (const char* threads : {"1", "2"}) {
+        const ScopedEnvironment omp("OMP_NUM_THREADS", threads);
+        paths.push_back(dir.file(std::string("crate-") + threads + ".nmc"));
+        const CommandResult r =
+            run_nmc("compress " + dir.file("crate") + " -o " + paths.back() + kFast + " --seed 5", dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        packs.push_back(nmc::testing::pack_bytes_without_training_time(paths.back()));
+    }
+    ASSERT_FALSE(packs[0].empty());
+    if (packs[0] != packs[1]) {
+        // Name the first field that differs.
+        auto one = nmc::read_pack_file(paths[0]), two = nmc::read_pack_file(paths[1]);
+        ASSERT_TRUE(one.ok() && two.ok());
+        one->encoder.training_seconds = two->encoder.training_seconds = 0;
+        one->quality.bits_per_texel = two->quality.bits_per_texel = 0;
+        nmc::testing::expect_same_pack(*one, *two);
+        ADD_FAILURE() << "OMP_NUM_THREADS=1 and 2 trained different packs";
+    }
 }
 
 }  // namespace
