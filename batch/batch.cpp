@@ -187,6 +187,11 @@ std::string batch_fingerprint(const std::vector<SourceFile>& sources, const Batc
         text += numbers;
     }
     if (settings.arithmetic != "float32") text += "arithmetic=" + settings.arithmetic + "\n";
+    // The material options likewise only when not their defaults.
+    if (settings.normal_mode != "auto") text += "normal_mode=" + settings.normal_mode + "\n";
+    if (settings.address_mode != "wrap") text += "address_mode=" + settings.address_mode + "\n";
+    if (settings.resample) text += "resample\n";
+    if (settings.gloss_to_roughness) text += "gloss_to_roughness\n";
     for (const SourceFile& s : sources) text += s.name + "\t" + s.sha256 + "\n";
     return Sha256::hex_digest(text.data(), text.size());
 }
@@ -217,12 +222,15 @@ Json record_json(const MaterialRecord& r) {
     j["ratio_vs_source"] = r.ratio_vs_source;
     j["ratio_vs_bcn"] = r.ratio_vs_bcn;
     j["psnr_db"] = r.psnr_db;
+    j["psnr8_mip0_db"] = r.psnr8_mip0_db;
     Json textures = Json::array();
-    for (const TextureRow& t : r.textures) textures.push_back({{"texture", t.texture}, {"psnr_db", t.psnr_db}});
+    for (const TextureRow& t : r.textures)
+        textures.push_back({{"texture", t.texture}, {"psnr_db", t.psnr_db}, {"psnr8_mip0_db", t.psnr8_mip0_db}});
     j["textures"] = std::move(textures);
     Json ignored = Json::array();
     for (const IgnoredImage& i : r.ignored_images) ignored.push_back({{"file", i.file}, {"reason", i.reason}});
     j["ignored_images"] = std::move(ignored);
+    j["warnings"] = r.warnings;
     j["seconds"] = r.seconds;
     j["sources"] = sources_json(r.sources);
     return j;
@@ -265,8 +273,12 @@ Result<MaterialRecord> read_record(const std::string& path) {
         r.ratio_vs_source = j.at("ratio_vs_source").get<double>();
         r.ratio_vs_bcn = j.at("ratio_vs_bcn").get<double>();
         r.psnr_db = j.at("psnr_db").get<double>();
+        // Optional: records from before they existed are still valid (a skipped pack refreshes its figures).
+        r.psnr8_mip0_db = j.value("psnr8_mip0_db", 0.0);
         for (const Json& t : j.at("textures"))
-            r.textures.push_back({t.at("texture").get<std::string>(), t.at("psnr_db").get<double>()});
+            r.textures.push_back({t.at("texture").get<std::string>(), t.at("psnr_db").get<double>(),
+                                  t.value("psnr8_mip0_db", 0.0)});
+        if (j.contains("warnings")) r.warnings = j.at("warnings").get<std::vector<std::string>>();
         // Required: a record from before the list existed cannot say which images its pack left out, so the
         // material is compressed again (and gets one).
         for (const Json& i : j.at("ignored_images"))
@@ -298,8 +310,9 @@ Status fill_record_from_pack(const std::string& pack_path, MaterialRecord& r) {
     r.ratio_vs_source = r.source_bytes > 0 ? static_cast<double>(r.source_bytes) / pack_bytes : 0.0;
     r.ratio_vs_bcn = r.bcn_bytes > 0 ? static_cast<double>(r.bcn_bytes) / pack_bytes : 0.0;
     r.psnr_db = pack->quality.psnr_db;
+    r.psnr8_mip0_db = pack->quality.psnr8_mip0_db;
     r.textures.clear();
-    for (const TextureQuality& q : pack->quality.textures) r.textures.push_back({q.texture, q.psnr_db});
+    for (const TextureQuality& q : pack->quality.textures) r.textures.push_back({q.texture, q.psnr_db, q.psnr8_mip0_db});
     return Status::success();
 }
 
@@ -427,27 +440,108 @@ std::string csv_field(const std::string& text) {
     return quoted + "\"";
 }
 
-std::string csv_report(const std::vector<MaterialRecord>& records) {
+// The settings as the flags of `nmc batch` that give them, for the report's readers.
+std::string settings_flags(const BatchReportContext& context) {
+    const BatchSettings& s = context.settings;
+    char number[64];
+    std::string text;
+    const auto flag = [&](const std::string& name, const std::string& value) {
+        text += (text.empty() ? "" : " ") + name + (value.empty() ? "" : " " + value);
+    };
+    std::snprintf(number, sizeof number, "%g", s.bpp);
+    flag("--bpp", number);
+    if (s.target_psnr > 0) {
+        std::snprintf(number, sizeof number, "%g", s.target_psnr);
+        flag("--target-psnr", number);
+    }
+    flag("--quality", s.quality);
+    if (s.steps > 0) flag("--steps", std::to_string(s.steps));
+    if (s.batch_size > 0) flag("--batch", std::to_string(s.batch_size));
+    flag("--seed", std::to_string(s.seed));
+    flag("--arithmetic", s.arithmetic);
+    flag("--normal-mode", s.normal_mode);
+    flag("--address-mode", s.address_mode);
+    if (s.resample) flag("--resample", "");
+    if (s.gloss_to_roughness) flag("--gloss-to-roughness", "");
+    if (context.min_psnr_db > 0) {
+        std::snprintf(number, sizeof number, "%g", context.min_psnr_db);
+        flag("--min-psnr", number);
+    }
+    return text;
+}
+
+// The totals row: counts by status; over the rows with a pack (ok, skipped, failed by --min-psnr) the sums of bytes,
+// the rate and ratios of the sums, the lowest PSNR and PSNR8 and the worst texture; the time of the materials run now.
+struct ReportTotals {
+    std::map<std::string, int> counts = {{"ok", 0}, {"skipped", 0}, {"failed", 0}, {"pending", 0}};
+    uint64_t source_bytes = 0, bcn_bytes = 0, pack_bytes = 0;
+    double texels = 0;
+    double seconds = 0;
+    bool any_pack = false;
+    double min_psnr_db = 0, min_psnr8_mip0_db = 0;
+    std::string worst;  // "material/texture": the texture with the lowest PSNR of all
+    double worst_psnr_db = 0;
+
+    explicit ReportTotals(const std::vector<MaterialRecord>& records) {
+        for (const MaterialRecord& r : records) {
+            ++counts[r.status];
+            seconds += r.status == "skipped" ? 0.0 : r.seconds;
+            if (r.pack_bytes == 0) continue;  // no pack: failed before one was written, or pending
+            source_bytes += r.source_bytes;
+            bcn_bytes += r.bcn_bytes;
+            pack_bytes += r.pack_bytes;
+            texels += static_cast<double>(r.width) * static_cast<double>(r.height);
+            min_psnr_db = any_pack ? std::min(min_psnr_db, r.psnr_db) : r.psnr_db;
+            min_psnr8_mip0_db = any_pack ? std::min(min_psnr8_mip0_db, r.psnr8_mip0_db) : r.psnr8_mip0_db;
+            const TextureRow* worst_in_material = worst_texture(r);
+            if (worst_in_material && (this->worst.empty() || worst_in_material->psnr_db < worst_psnr_db)) {
+                this->worst = r.relative + "/" + worst_in_material->texture;
+                worst_psnr_db = worst_in_material->psnr_db;
+            }
+            any_pack = true;
+        }
+    }
+    double bits_per_texel() const { return texels > 0 ? static_cast<double>(pack_bytes) * 8.0 / texels : 0.0; }
+    double ratio(uint64_t bytes) const {
+        return pack_bytes > 0 ? static_cast<double>(bytes) / static_cast<double>(pack_bytes) : 0.0;
+    }
+};
+
+std::string joined(const std::vector<std::string>& items) {
+    std::string text;
+    for (const std::string& i : items) text += (text.empty() ? "" : "; ") + i;
+    return text;
+}
+
+std::string csv_report(const std::vector<MaterialRecord>& records, const ReportTotals& totals) {
     size_t texture_columns = 0;
     for (const MaterialRecord& r : records) texture_columns = std::max(texture_columns, r.textures.size());
     std::string csv = "material,status,maps,width,height,source_bytes,bcn_bytes,pack_bytes,bits_per_texel,"
-                      "ratio_vs_source,ratio_vs_bcn,psnr_db,seconds,error,ignored_images";
+                      "ratio_vs_source,ratio_vs_bcn,psnr_db,psnr8_mip0_db,worst_texture,worst_texture_psnr_db,seconds,"
+                      "error,ignored_images,warnings";
     for (size_t t = 1; t <= texture_columns; ++t)
         csv += ",texture" + std::to_string(t) + ",texture" + std::to_string(t) + "_psnr_db";
     csv += "\n";
     char line[512];
     for (const MaterialRecord& r : records) {
         csv += csv_field(r.relative) + "," + csv_field(r.status) + ",";
+        const TextureRow* worst = worst_texture(r);
         if (r.pack_bytes > 0)
-            std::snprintf(line, sizeof line, "%d,%d,%d,%llu,%llu,%llu,%.4f,%.3f,%.3f,%.3f,", r.maps, r.width, r.height,
-                          static_cast<unsigned long long>(r.source_bytes),
+            std::snprintf(line, sizeof line, "%d,%d,%d,%llu,%llu,%llu,%.4f,%.3f,%.3f,%.3f,%.3f,", r.maps, r.width,
+                          r.height, static_cast<unsigned long long>(r.source_bytes),
                           static_cast<unsigned long long>(r.bcn_bytes), static_cast<unsigned long long>(r.pack_bytes),
-                          r.bits_per_texel, r.ratio_vs_source, r.ratio_vs_bcn, r.psnr_db);
+                          r.bits_per_texel, r.ratio_vs_source, r.ratio_vs_bcn, r.psnr_db, r.psnr8_mip0_db);
         else
-            std::snprintf(line, sizeof line, ",,,,,,,,,,");
+            std::snprintf(line, sizeof line, ",,,,,,,,,,,");
         csv += line;
+        if (worst) {
+            std::snprintf(line, sizeof line, ",%.3f,", worst->psnr_db);
+            csv += csv_field(worst->texture) + line;
+        } else {
+            csv += ",,";
+        }
         std::snprintf(line, sizeof line, "%.1f,", r.seconds);
-        csv += line + csv_field(r.error) + "," + csv_field(ignored_images_text(r));
+        csv += line + csv_field(r.error) + "," + csv_field(ignored_images_text(r)) + "," + csv_field(joined(r.warnings));
         for (size_t t = 0; t < texture_columns; ++t) {
             if (t < r.textures.size()) {
                 std::snprintf(line, sizeof line, ",%.3f", r.textures[t].psnr_db);
@@ -458,72 +552,157 @@ std::string csv_report(const std::vector<MaterialRecord>& records) {
         }
         csv += "\n";
     }
+    // The totals row: "(total)" and the status counts, then the sums and the lowest figures (see ReportTotals).
+    std::snprintf(line, sizeof line, "(total),%d ok %d skipped %d failed %d pending,,,,%llu,%llu,%llu,%.4f,%.3f,%.3f,",
+                  totals.counts.at("ok"), totals.counts.at("skipped"), totals.counts.at("failed"),
+                  totals.counts.at("pending"), static_cast<unsigned long long>(totals.source_bytes),
+                  static_cast<unsigned long long>(totals.bcn_bytes), static_cast<unsigned long long>(totals.pack_bytes),
+                  totals.bits_per_texel(), totals.ratio(totals.source_bytes), totals.ratio(totals.bcn_bytes));
+    csv += line;
+    if (totals.any_pack) {
+        std::snprintf(line, sizeof line, "%.3f,%.3f,", totals.min_psnr_db, totals.min_psnr8_mip0_db);
+        csv += line + csv_field(totals.worst);
+        std::snprintf(line, sizeof line, ",%.3f,", totals.worst_psnr_db);
+        csv += line;
+    } else {
+        csv += ",,,,";
+    }
+    std::snprintf(line, sizeof line, "%.1f,,,", totals.seconds);
+    csv += line + std::string(texture_columns * 2, ',') + "\n";
     return csv;
+}
+
+std::string markdown_cell(std::string text) {
+    for (char& c : text)
+        if (c == '|' || c == '\n') c = ' ';
+    return text;
 }
 
 }  // namespace
 
-Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records) {
+void apply_min_psnr(std::vector<MaterialRecord>& records, double min_psnr_db) {
+    if (min_psnr_db <= 0) return;
+    for (MaterialRecord& r : records) {
+        if ((r.status != "ok" && r.status != "skipped") || r.psnr_db >= min_psnr_db) continue;
+        char reason[128];
+        std::snprintf(reason, sizeof reason, "PSNR %.2f dB is below --min-psnr %.2f dB", r.psnr_db, min_psnr_db);
+        r.status = "failed";
+        r.error = reason;
+        r.exit_code = 6;  // cli/exit_codes.h kExitQuality, as `nmc validate --min-psnr`
+    }
+}
+
+const TextureRow* worst_texture(const MaterialRecord& record) {
+    const auto worst = std::min_element(record.textures.begin(), record.textures.end(),
+                                        [](const TextureRow& a, const TextureRow& b) { return a.psnr_db < b.psnr_db; });
+    return worst == record.textures.end() ? nullptr : &*worst;
+}
+
+Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records,
+                     const BatchReportContext& context) {
+    const ReportTotals totals(records);
     Json materials = Json::array();
-    std::map<std::string, int> counts = {{"ok", 0}, {"skipped", 0}, {"failed", 0}, {"pending", 0}};
-    uint64_t source_bytes = 0, bcn_bytes = 0, pack_bytes = 0;
-    double seconds = 0;
     for (const MaterialRecord& r : records) {
         Json j = record_json(r);
         j.erase("record_version");
+        const TextureRow* worst = worst_texture(r);
+        j["worst_texture"] = worst ? Json({{"texture", worst->texture}, {"psnr_db", worst->psnr_db}}) : Json(nullptr);
         materials.push_back(std::move(j));
-        ++counts[r.status];
-        if (r.status == "ok" || r.status == "skipped") {
-            source_bytes += r.source_bytes;
-            bcn_bytes += r.bcn_bytes;
-            pack_bytes += r.pack_bytes;
-        }
-        seconds += r.status == "skipped" ? 0.0 : r.seconds;
     }
+    const BatchSettings& s = context.settings;
     Json report;
     report["report_version"] = 1;
-    report["totals"] = {{"materials", records.size()}, {"ok", counts["ok"]},         {"skipped", counts["skipped"]},
-                        {"failed", counts["failed"]},   {"pending", counts["pending"]}, {"source_bytes", source_bytes},
-                        {"bcn_bytes", bcn_bytes},      {"pack_bytes", pack_bytes},  {"seconds", seconds}};
+    report["nmc_version"] = s.tool;
+    report["settings"] = {{"bpp", s.bpp},
+                          {"target_psnr", s.target_psnr},
+                          {"quality", s.quality},
+                          {"steps", s.steps},
+                          {"batch", s.batch_size},
+                          {"seed", s.seed},
+                          {"arithmetic", s.arithmetic},
+                          {"normal_mode", s.normal_mode},
+                          {"address_mode", s.address_mode},
+                          {"resample", s.resample},
+                          {"gloss_to_roughness", s.gloss_to_roughness},
+                          {"min_psnr", context.min_psnr_db}};
+    report["totals"] = {{"materials", records.size()},
+                        {"ok", totals.counts.at("ok")},
+                        {"skipped", totals.counts.at("skipped")},
+                        {"failed", totals.counts.at("failed")},
+                        {"pending", totals.counts.at("pending")},
+                        {"source_bytes", totals.source_bytes},
+                        {"bcn_bytes", totals.bcn_bytes},
+                        {"pack_bytes", totals.pack_bytes},
+                        {"bits_per_texel", totals.bits_per_texel()},
+                        {"ratio_vs_source", totals.ratio(totals.source_bytes)},
+                        {"ratio_vs_bcn", totals.ratio(totals.bcn_bytes)},
+                        {"min_psnr_db", totals.any_pack ? Json(totals.min_psnr_db) : Json(nullptr)},
+                        {"min_psnr8_mip0_db", totals.any_pack ? Json(totals.min_psnr8_mip0_db) : Json(nullptr)},
+                        {"worst_texture", totals.any_pack ? Json({{"texture", totals.worst},
+                                                                  {"psnr_db", totals.worst_psnr_db}})
+                                                          : Json(nullptr)},
+                        {"seconds", totals.seconds}};
     report["materials"] = std::move(materials);
     NMC_RETURN_IF_ERROR(write_text_atomically((fs::path(out_dir) / (stem + ".json")).string(), report.dump(2) + "\n"));
 
     std::string md = "# nmc batch report\n\n";
+    md += s.tool + ", " + settings_flags(context) + "\n\n";
     char line[512];
     std::snprintf(line, sizeof line, "%zu materials: %d compressed, %d up to date, %d failed, %d pending.\n\n",
-                  records.size(), counts["ok"], counts["skipped"], counts["failed"], counts["pending"]);
+                  records.size(), totals.counts.at("ok"), totals.counts.at("skipped"), totals.counts.at("failed"),
+                  totals.counts.at("pending"));
     md += line;
-    md += "| material | maps | resolution | source bytes | BCn bytes | pack bytes | bits/texel | ratio vs BCn | "
-          "PSNR per texture (dB) | time (s) | status |\n";
-    md += "|---|---:|---|---:|---:|---:|---:|---:|---|---:|---|\n";
+    md += "| material | maps | resolution | source bytes | BCn bytes | pack bytes | bpp | ratio vs BCn | PSNR (dB) | "
+          "PSNR8 (dB) | worst texture (dB) | PSNR per texture (dB) | time (s) | status |\n";
+    md += "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|\n";
     for (const MaterialRecord& r : records) {
         std::string psnr;
         for (const TextureRow& t : r.textures) {
             std::snprintf(line, sizeof line, "%s%s %.2f", psnr.empty() ? "" : ", ", t.texture.c_str(), t.psnr_db);
             psnr += line;
         }
-        std::string status = r.status;
-        if (!r.error.empty()) status += ": " + r.error;
-        for (char& c : status)
-            if (c == '|' || c == '\n') c = ' ';
+        const std::string status = markdown_cell(r.error.empty() ? r.status : r.status + ": " + r.error);
         if (r.pack_bytes > 0)
-            std::snprintf(line, sizeof line, "| %s | %d | %dx%d | %llu | %llu | %llu | %.3f | %.1f | ", r.relative.c_str(),
-                          r.maps, r.width, r.height, static_cast<unsigned long long>(r.source_bytes),
-                          static_cast<unsigned long long>(r.bcn_bytes), static_cast<unsigned long long>(r.pack_bytes),
-                          r.bits_per_texel, r.ratio_vs_bcn);
+            std::snprintf(line, sizeof line, "| %s | %d | %dx%d | %llu | %llu | %llu | %.3f | %.1f | %.2f | %.2f | ",
+                          r.relative.c_str(), r.maps, r.width, r.height,
+                          static_cast<unsigned long long>(r.source_bytes), static_cast<unsigned long long>(r.bcn_bytes),
+                          static_cast<unsigned long long>(r.pack_bytes), r.bits_per_texel, r.ratio_vs_bcn, r.psnr_db,
+                          r.psnr8_mip0_db);
         else
-            std::snprintf(line, sizeof line, "| %s | | | | | | | | ", r.relative.c_str());
+            std::snprintf(line, sizeof line, "| %s | | | | | | | | | | ", r.relative.c_str());
         md += line;
-        std::snprintf(line, sizeof line, " | %.1f | ", r.seconds);
-        md += psnr + line + status + " |\n";
+        const TextureRow* worst = worst_texture(r);
+        if (worst) {
+            std::snprintf(line, sizeof line, " %.2f", worst->psnr_db);
+            md += worst->texture + line;
+        }
+        std::snprintf(line, sizeof line, " | %s | %.1f | ", psnr.c_str(), r.seconds);
+        md += line + status + " |\n";
     }
-    std::string left_out;
-    for (const MaterialRecord& r : records)
-        for (const IgnoredImage& i : r.ignored_images)
-            left_out += "- " + r.relative + ": " + i.file + ": " + i.reason + "\n";
+    std::snprintf(line, sizeof line, "| total | | | %llu | %llu | %llu | %.3f | %.1f | ",
+                  static_cast<unsigned long long>(totals.source_bytes),
+                  static_cast<unsigned long long>(totals.bcn_bytes), static_cast<unsigned long long>(totals.pack_bytes),
+                  totals.bits_per_texel(), totals.ratio(totals.bcn_bytes));
+    md += line;
+    if (totals.any_pack) {
+        std::snprintf(line, sizeof line, "min %.2f | min %.2f | %s %.2f", totals.min_psnr_db, totals.min_psnr8_mip0_db,
+                      totals.worst.c_str(), totals.worst_psnr_db);
+        md += line;
+    } else {
+        md += "| | ";
+    }
+    std::snprintf(line, sizeof line, " | | %.1f | %d of %zu done |\n", totals.seconds,
+                  totals.counts.at("ok") + totals.counts.at("skipped"), records.size());
+    md += line;
+    std::string left_out, warnings;
+    for (const MaterialRecord& r : records) {
+        for (const IgnoredImage& i : r.ignored_images) left_out += "- " + r.relative + ": " + i.file + ": " + i.reason + "\n";
+        for (const std::string& w : r.warnings) warnings += "- " + r.relative + ": " + w + "\n";
+    }
     if (!left_out.empty()) md += "\n## Images left out of the packs\n\n" + left_out;
+    if (!warnings.empty()) md += "\n## Warnings\n\n" + warnings;
     NMC_RETURN_IF_ERROR(write_text_atomically((fs::path(out_dir) / (stem + ".md")).string(), md));
-    return write_text_atomically((fs::path(out_dir) / (stem + ".csv")).string(), csv_report(records));
+    return write_text_atomically((fs::path(out_dir) / (stem + ".csv")).string(), csv_report(records, totals));
 }
 
 }  // namespace nmc

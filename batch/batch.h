@@ -52,6 +52,10 @@ struct BatchSettings {
     int batch_size = 0;     // 0: the preset's
     uint64_t seed = 1;
     std::string arithmetic = "binary16";  // `nmc compress --arithmetic`
+    std::string normal_mode = "auto";     // `nmc compress --normal-mode`
+    std::string address_mode = "wrap";    // `nmc compress --address-mode`
+    bool resample = false;                // `nmc compress --resample`
+    bool gloss_to_roughness = false;      // `nmc compress --gloss-to-roughness`
     std::string tool;       // "nmc 0.1.0": a new version rebuilds everything
 };
 
@@ -75,6 +79,7 @@ std::string batch_fingerprint(const std::vector<SourceFile>& sources, const Batc
 struct TextureRow {
     std::string texture;
     double psnr_db = 0;
+    double psnr8_mip0_db = 0;  // 8-bit, mip 0 (0: the pack stores none)
 };
 // An image file of the material's folder that `nmc compress` left out of the pack (its "ignored_images").
 struct IgnoredImage {
@@ -98,8 +103,10 @@ struct MaterialRecord {
     double ratio_vs_source = 0;
     double ratio_vs_bcn = 0;
     double psnr_db = 0;         // all pack channels, all mips (the pack's stored quality)
+    double psnr8_mip0_db = 0;   // 8-bit, mip 0, every file channel (the comparison metric, as `nmc compress`)
     std::vector<TextureRow> textures;
     std::vector<IgnoredImage> ignored_images;  // ok: images of the material's folder that are not in the pack
+    std::vector<std::string> warnings;         // ok: `nmc compress`'s warnings (maps resampled, images left out, ...)
     double seconds = 0;         // wall time of the child process
 };
 
@@ -181,10 +188,28 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
 // matches the current fingerprint and, for "ok", its pack still reads back; otherwise "pending".
 std::vector<MaterialRecord> collect_records(const std::vector<BatchJob>& plan);
 
-// OUT/<stem>.json (every record field, plus totals), OUT/<stem>.md (a table: material, maps, resolution,
-// source bytes, BCn bytes, pack bytes, bits per texel, ratio, PSNR per texture, time, status; then a list of the
-// images left out of packs) and OUT/<stem>.csv (the same columns and the images left out, for spreadsheets, one
-// texture PSNR column per texture slot), atomically.
-Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records);
+// The --min-psnr gate: every record with a pack ("ok" or "skipped") whose PSNR (all pack channels, all mips, as
+// `nmc validate --min-psnr` measures it) is below `min_psnr_db` becomes "failed" with exit code 6 and the reason.
+// Applied to the report only: the records on disk keep "ok", so the pack is not compressed again for a gate (a
+// gate changed later judges it anew). min_psnr_db <= 0: no gate.
+void apply_min_psnr(std::vector<MaterialRecord>& records, double min_psnr_db);
+
+// The texture of a record with the lowest PSNR; nullptr when it has none.
+const TextureRow* worst_texture(const MaterialRecord& record);
+
+// What a report says about the run besides the materials: the settings every material was compressed with (the
+// version is settings.tool) and the --min-psnr gate (0: none).
+struct BatchReportContext {
+    BatchSettings settings;
+    double min_psnr_db = 0;
+};
+
+// OUT/<stem>.json (the nmc version, the settings, every record field and the worst texture, plus totals),
+// OUT/<stem>.md (the version and settings; a table: material, maps, resolution, source bytes, BCn bytes, pack bytes,
+// bpp, ratio, PSNR, PSNR8, worst texture, PSNR per texture, time, status; a totals row; then lists of the images
+// left out of packs and of compress's warnings) and OUT/<stem>.csv (the same columns, the warnings and the images
+// left out, one texture PSNR column per texture slot, and a totals row, for spreadsheets), atomically.
+Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records,
+                     const BatchReportContext& context);
 
 }  // namespace nmc

@@ -35,6 +35,16 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// `nmc compress`'s exit code when SIGINT or SIGTERM stopped it (cli/exit_codes.h kExitCancelled).
+constexpr int kCompressInterrupted = 10;
+
+// Whether a child stopped because it was interrupted (it exits 10 on SIGINT and SIGTERM; killed by one of them before
+// its handler was installed), not because its material failed.
+bool child_was_interrupted(int wait_status) {
+    if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status) == kCompressInterrupted;
+    return WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == SIGINT || WTERMSIG(wait_status) == SIGTERM);
+}
+
 // A child's stdout is one JSON object and its stderr a few lines; bounded reads all the same.
 constexpr uint64_t kMaxChildOutputBytes = 16u << 20;
 
@@ -56,7 +66,10 @@ std::vector<std::string> child_arguments(const BatchJob& job, const BatchRunOpti
     std::vector<std::string> args = {o.nmc_executable, "-q", "compress", job.material.input, "-o",
                                      job.material.output, "--force", "--json", "--bpp", format_number(s.bpp),
                                      "--quality", s.quality, "--seed", std::to_string(s.seed), "--device", device,
-                                     "--arithmetic", s.arithmetic};
+                                     "--arithmetic", s.arithmetic, "--normal-mode", s.normal_mode,
+                                     "--address-mode", s.address_mode};
+    if (s.resample) args.push_back("--resample");
+    if (s.gloss_to_roughness) args.push_back("--gloss-to-roughness");
     if (s.target_psnr > 0) args.insert(args.end(), {"--target-psnr", format_number(s.target_psnr)});
     if (s.steps > 0) args.insert(args.end(), {"--steps", std::to_string(s.steps)});
     if (s.batch_size > 0) args.insert(args.end(), {"--batch", std::to_string(s.batch_size)});
@@ -188,6 +201,9 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
     rec.bcn_bytes = j["bcn_bytes"].get<uint64_t>();
     for (const Json& i : j["ignored_images"])
         rec.ignored_images.push_back({i["file"].get<std::string>(), i["reason"].get<std::string>()});
+    if (j.contains("warnings") && j["warnings"].is_array())
+        for (const Json& w : j["warnings"])
+            if (w.is_string()) rec.warnings.push_back(w.get<std::string>());
     const Status filled = fill_record_from_pack(job.material.output, rec);
     rec.status = filled.ok() ? "ok" : "failed";
     if (!filled.ok()) rec.error = "the written pack does not read back: " + filled.to_string();
@@ -251,6 +267,14 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
     auto last_heartbeat = start;
     BatchEvent event;
     event.total = static_cast<int>(queue.size());
+    // Asks the callback whether to go on (between events, a few times a second).
+    const auto tick = [&] {
+        event.kind = BatchEvent::Kind::tick;
+        event.job = nullptr;
+        event.record = nullptr;
+        event.elapsed_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        return !callback || callback(event);
+    };
     const auto notify = [&](BatchEvent::Kind kind, size_t job, const MaterialRecord* record) {
         event.kind = kind;
         event.job = &plan[job];
@@ -358,6 +382,9 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
             const Running r = running[k];
             running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
             slot_busy[slot_of[r.job]] = false;
+            // Ctrl-C reaches the whole process group, so a child may exit interrupted before this batch has seen its
+            // own signal: ask now, so that the material stays pending instead of failing.
+            if (!cancelled && child_was_interrupted(wait_status) && !tick()) cancelled = true;
             MaterialRecord rec = finished_record(plan[r.job], r, wait_status);
             std::remove(r.out_path.c_str());
             std::remove(r.err_path.c_str());
@@ -385,11 +412,7 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
             if (!cancelled && Clock::now() - last_tick > std::chrono::milliseconds(200)) {
                 last_tick = Clock::now();
-                event.kind = BatchEvent::Kind::tick;
-                event.job = nullptr;
-                event.record = nullptr;
-                event.elapsed_seconds = std::chrono::duration<double>(last_tick - start).count();
-                if (callback && !callback(event)) cancelled = true;
+                if (!tick()) cancelled = true;
             }
         }
     }

@@ -296,7 +296,7 @@ class Nmc:
         return cmd, wall, cpu
 
     def validate(self, pack, source):
-        cmd = [self.tool, "validate", pack, "--source", source, "--json", "-"]
+        cmd = [self.tool, "validate", pack, "--source", source, "--json"]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if p.returncode not in (0, 6):
             raise RuntimeError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd), p.stderr.decode()[-2000:]))

@@ -36,6 +36,11 @@ struct BatchCliOptions {
     int batch = 0;
     uint64_t seed = 1;
     std::string arithmetic = "binary16";
+    std::string normal_mode = "auto";
+    std::string address_mode = "wrap";
+    bool resample = false;
+    bool gloss_to_roughness = false;
+    double min_psnr = 0;
     int jobs = 0;
     std::string device = "cpu";
     std::string shard;
@@ -99,10 +104,6 @@ int print_summary(const std::vector<MaterialRecord>& records, const std::string&
 }
 
 int run_batch_command(const BatchCliOptions& o, int verbosity) {
-    if (o.quality != "fast" && o.quality != "normal" && o.quality != "best") {
-        print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
-        return kExitUsage;
-    }
     auto devices = parse_devices(o.device);
     if (!devices.ok()) {
         print_error(devices.status());
@@ -141,8 +142,13 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     settings.batch_size = o.batch;
     settings.seed = o.seed;
     settings.arithmetic = o.arithmetic;
+    settings.normal_mode = o.normal_mode;
+    settings.address_mode = o.address_mode;
+    settings.resample = o.resample;
+    settings.gloss_to_roughness = o.gloss_to_roughness;
     settings.tool = std::string("nmc ") + NMC_VERSION_STRING;
     const std::vector<BatchJob> plan = plan_batch(mine, settings, o.force, o.strict);
+    const BatchReportContext report_context{settings, o.min_psnr};
 
     if (o.dry_run) {
         int compress = 0;
@@ -157,8 +163,9 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     }
 
     if (o.report_only) {
-        const std::vector<MaterialRecord> records = collect_records(plan);
-        const Status written = write_reports(o.output, "report", records);
+        std::vector<MaterialRecord> records = collect_records(plan);
+        apply_min_psnr(records, o.min_psnr);
+        const Status written = write_reports(o.output, "report", records, report_context);
         if (!written.ok()) {
             print_error(written);
             return exit_code_for(written);
@@ -196,9 +203,12 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
             if (tty) std::fprintf(stderr, "\r\033[K");
             if (r.status == "failed")
                 std::fprintf(stderr, "nmc: warning: %s failed: %s\n", r.relative.c_str(), r.error.c_str());
-            else if (!tty)
-                std::fprintf(stderr, "batch %d/%d %s %s %.1f s %.3f bpt\n", e.done, e.total, r.status.c_str(),
+            else if (!tty || verbosity > 1)
+                std::fprintf(stderr, "batch %d/%d %s %s %.1f s %.3f bpp\n", e.done, e.total, r.status.c_str(),
                              r.relative.c_str(), r.seconds, r.bits_per_texel);
+            if (verbosity > 1)
+                for (const TextureRow& t : r.textures)
+                    std::fprintf(stderr, "  %s %.2f dB\n", t.texture.c_str(), t.psnr_db);
         }
         if (tty) {
             std::fprintf(stderr, "\r\033[K[%d/%d] elapsed %s ETA %s  %s", e.done, e.total,
@@ -213,8 +223,9 @@ int run_batch_command(const BatchCliOptions& o, int verbosity) {
     if (tty) std::fprintf(stderr, "\r\033[K");
     const std::string stem =
         shard.count == 1 ? "report" : "report.shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count);
+    apply_min_psnr(records, o.min_psnr);
     if (!records.empty() || ran.ok()) {
-        const Status written = write_reports(o.output, stem, records);
+        const Status written = write_reports(o.output, stem, records, report_context);
         if (!written.ok()) {
             print_error(written);
             return exit_code_for(written);
@@ -240,14 +251,16 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
     auto options = std::make_shared<BatchCliOptions>();
     command->add_option("ROOT", options->root, "The asset tree to search for materials")->required();
     command->add_option("-o,--output", options->output, "Output folder (mirrors ROOT; holds the reports)")->required();
-    command->add_option("--bpp", options->bpp, "Whole-file budget in bits per mip-0 texel")
+    command->add_option("--bpp", options->bpp, "Whole-file budget in bpp: the file's bits per mip-0 texel")
         ->check(check_bits_per_texel)
         ->capture_default_str();
     command->add_option("--target-psnr", options->target_psnr,
                         "Per material, the smallest pack whose PSNR reaches this many dB (nmc compress --target-psnr; "
                         "--bpp is then the first rate tried)")
         ->check(CLI::Range(1.0, 99.0));
-    command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
+    command->add_option("--quality", options->quality, "Preset: fast, normal or best (docs/compressor.md)")
+        ->check(CLI::IsMember(kQualityPresetNames))
+        ->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
     command->add_option("--seed", options->seed, "Random seed")->capture_default_str();
@@ -255,12 +268,28 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
                         "(see nmc compress --help)")
         ->check(CLI::IsMember({"float32", "binary16"}))
         ->capture_default_str();
+    command->add_option("--normal-mode", options->normal_mode,
+                        "Normal maps in the packs: auto, xy, xyz or stored (see nmc compress --help)")
+        ->check(CLI::IsMember(kNormalModeNames))
+        ->capture_default_str();
+    command->add_option("--address-mode", options->address_mode,
+                        "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")
+        ->check(CLI::IsMember(kAddressModeNames))
+        ->capture_default_str();
+    command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
+    command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
+                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
+    command->add_option("--min-psnr", options->min_psnr,
+                        "A material whose pack's PSNR (dB, all channels, all mips) is below this fails (exit 9; the "
+                        "pack is kept)")
+        ->check(CLI::Range(0.0, 200.0));
     command->add_option("-j,--jobs", options->jobs, "Materials compressed at once (default 1, or one per GPU)")
         ->check(CLI::Range(1, 1024));
     command->add_option("--device", options->device, "cpu, cuda or cuda:N[,M...] (one job per listed GPU)")
         ->capture_default_str();
     command->add_option("--shard", options->shard, "I/N: process only shard I of N (job arrays)");
-    command->add_flag("--force", options->force, "Rebuild packs that are up to date");
+    command->add_flag("-f,--force", options->force,
+                      "Overwrite every pack, up to date or not (out-of-date packs are replaced without it)");
     command->add_flag("--dry-run", options->dry_run, "Print what would be done; write nothing");
     command->add_flag("--report-only", options->report_only, "Only merge the results found under OUT into reports");
     command->add_flag("--strict", options->strict,

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -16,12 +17,18 @@ struct GlobalOptions {
     int verbosity = 1;  // 0 with -q, 2 with -v
 };
 
-// The check of --bpp (compress, batch): "" for a budget above 0 bits per texel, else what is wrong.
+// The --quality presets (compress, batch), as CLI11 lists them in --help and in the error for another value.
+inline const std::vector<std::string> kQualityPresetNames = {"fast", "normal", "best"};
+// --normal-mode and --address-mode (compress, batch, scan): material/material.h and spec 5.3 define them.
+inline const std::vector<std::string> kNormalModeNames = {"auto", "xy", "xyz", "stored"};
+inline const std::vector<std::string> kAddressModeNames = {"wrap", "clamp"};
+
+// The check of --bpp (compress, batch): "" for a budget above 0 bpp, else what is wrong.
 inline std::string check_bits_per_texel(const std::string& text) {
     char* end = nullptr;
     const double value = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0') return "'" + text + "' is not a number";
-    return value > 0.0 ? std::string() : std::string("must be above 0 bits per texel");
+    return value > 0.0 ? std::string() : std::string("must be above 0 bpp");
 }
 
 void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "compressor/compressor.h"
@@ -106,19 +107,11 @@ std::string format_seconds(double s) {
 }
 
 int run_compress(const CompressCliOptions& o, int verbosity) {
-    const auto preset = quality_preset_from_string(o.quality);
-    if (!preset) {
-        print_error(Status(StatusCode::invalid_argument, "--quality must be fast, normal or best, got '" + o.quality + "'"));
-        return kExitUsage;
-    }
+    const auto preset = quality_preset_from_string(o.quality);  // CLI11 checked the value
     NetworkChoice network;
-    if (o.output_layer == "e4m3" || o.output_layer == "e4m3-scaled") {
+    if (o.output_layer == "e4m3" || o.output_layer == "e4m3-scaled") {  // CLI11 checked the value; int8: the default
         network.output.weight_type = WeightType::e4m3;
         network.output.has_scale = o.output_layer == "e4m3-scaled";
-    } else if (o.output_layer != "int8") {
-        print_error(Status(StatusCode::invalid_argument,
-                           "--output-layer must be int8, e4m3 or e4m3-scaled, got '" + o.output_layer + "'"));
-        return kExitUsage;
     }
     {
         auto widths = parse_hidden_layers(o.hidden_layers);
@@ -152,6 +145,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     load.gloss_to_roughness = o.gloss_to_roughness;
     load.resample_mismatched = o.resample;
     load.strict = o.strict;
+    CurrentStep step(o.input, "reading the material's images");
     auto material = load_material(o.input, load);
     if (!material.ok()) {
         print_error(material.status());
@@ -165,6 +159,14 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     }
     if (verbosity > 0)
         for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
+    if (verbosity > 1) {
+        std::fprintf(stderr, "material %s: %dx%d, %d mips, %zu textures, %zu pack channels\n", material->name.c_str(),
+                     material->width, material->height, material->mip_count, material->textures.size(),
+                     material->channels.size());
+        for (const TextureLayout& t : material->textures)
+            std::fprintf(stderr, "  %s: %s, %zu ch, %s %s\n", t.file_name.c_str(), t.semantic_label().c_str(),
+                         t.channels.size(), to_string(t.sample_type), to_string(t.color_space));
+    }
     const std::string source_folder = material->source_folder;
     const std::vector<std::string> warnings = material->warnings;
     std::vector<IgnoredFile> ignored_images;
@@ -219,7 +221,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     options.network = network;
     options.tool = std::string("nmc ") + NMC_VERSION_STRING;
 
+    // On a terminal one line refreshed a few times a second; with -v elsewhere (a log) one line per tenth of the steps.
     const bool show_progress = verbosity > 0 && isatty(fileno(stderr));
+    const bool log_progress = verbosity > 1 && !show_progress;
+    int64_t logged_tenths = 0;
     auto last_print = std::chrono::steady_clock::now() - std::chrono::seconds(1);
     InterruptScope interrupt_scope;
     std::string progress_prefix;  // the target search's attempt, when searching
@@ -233,11 +238,19 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                          format_seconds(p.elapsed_seconds).c_str(), format_seconds(p.eta_seconds).c_str());
             std::fflush(stderr);
         }
+        const int64_t tenths = p.total_steps > 0 ? p.step * 10 / p.total_steps : 0;
+        if (log_progress && tenths > logged_tenths) {
+            logged_tenths = tenths;
+            std::fprintf(stderr, "%sstep %lld/%lld  PSNR %.2f dB  elapsed %s  ETA %s\n", progress_prefix.c_str(),
+                         static_cast<long long>(p.step), static_cast<long long>(p.total_steps), p.psnr_estimate_db,
+                         format_seconds(p.elapsed_seconds).c_str(), format_seconds(p.eta_seconds).c_str());
+        }
         return true;
     };
     int last_attempt = 0;
     const auto search_progress = [&](const TargetSearchProgress& p) {
         if (show_progress && p.attempt != last_attempt && last_attempt > 0) std::fprintf(stderr, "\n");
+        if (p.attempt != last_attempt) logged_tenths = 0;
         last_attempt = p.attempt;
         char prefix[96];
         std::snprintf(prefix, sizeof prefix, "attempt %d/%d (~%.2f bpp)  ", p.attempt, p.max_attempts,
@@ -251,6 +264,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+    const CurrentStep training_step(o.input, "training");
     std::optional<TargetSearchResult> search;
     Result<CompressResult> result = Status(StatusCode::internal, "not run");
     if (o.target_psnr > 0) {
@@ -273,8 +287,12 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
             std::fprintf(stderr, "nmc: interrupted; nothing was written\n");
             return kExitCancelled;
         }
-        print_error(result.status());
-        return exit_code_for(result.status(), true);
+        // The trainer's messages name the step, not the material.
+        const Status failed = result.status().code() == StatusCode::out_of_memory
+                                  ? result.status().with_context(o.input)
+                                  : result.status();
+        print_error(failed);
+        return exit_code_for(failed, true);
     }
     if (search && !search->reached) {
         const TargetAttempt& best = *std::max_element(
@@ -289,6 +307,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         return kExitQuality;
     }
     const auto writing = std::chrono::steady_clock::now();
+    const CurrentStep writing_step(o.output, "writing the pack");
     const Status written = write_file_atomically(o.output, result->file.data(), result->file.size(),
                                                  o.force ? Overwrite::allow : Overwrite::refuse);
     if (!written.ok()) {
@@ -311,6 +330,14 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         bcn_bytes += bcn_bits_per_texel(t) * texels / 8.0 * mip_factor;
     }
     const auto file_bytes = static_cast<double>(result->file.size());
+    // A texture decoded nearly flat can still score a high PSNR (a low-contrast height map): warn, with the remedy.
+    std::vector<std::string> collapse_warnings;
+    for (size_t t = 0; t < result->structure.size(); ++t)
+        if (result->structure[t].collapsed)
+            collapse_warnings.push_back(collapse_message(target.textures[t].file_name, result->structure[t]) +
+                                        "; raise its loss_weight in a manifest (docs/manifest.md) or the --bpp");
+    if (verbosity > 0)
+        for (const std::string& w : collapse_warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
     const double steps_per_second = static_cast<double>(pack.encoder.steps) / std::max(result->training_seconds, 1e-9);
 
     if (o.json) {
@@ -366,24 +393,43 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         Json textures = Json::array();
         for (size_t t = 0; t < pack.quality.textures.size(); ++t) {
             const TextureQuality& q = pack.quality.textures[t];
-            Json e = {{"texture", q.texture}, {"channels", target.textures[t].channels.size()}, {"psnr_db", q.psnr_db}};
+            Json e = {{"texture", q.texture},   {"channels", target.textures[t].channels.size()},
+                      {"psnr_db", q.psnr_db},   {"psnr8_mip0_db", q.psnr8_mip0_db},
+                      {"channel_psnr_db", q.channels}, {"mip_psnr_db", q.mips}};
             if (q.mean_angle_deg >= 0) e["mean_angle_deg"] = q.mean_angle_deg;
+            e["structure"] = Json::parse(texture_structure_json(result->structure[t]));
             textures.push_back(e);
         }
         j["textures"] = textures;
         Json ignored = Json::array();
         for (const IgnoredFile& f : ignored_images) ignored.push_back({{"file", f.file}, {"reason", f.reason}});
         j["ignored_images"] = ignored;
-        j["warnings"] = warnings;
+        std::vector<std::string> all_warnings = warnings;
+        all_warnings.insert(all_warnings.end(), collapse_warnings.begin(), collapse_warnings.end());
+        j["warnings"] = all_warnings;
         std::printf("%s\n", j.dump(2).c_str());
         return kExitOk;
     }
-    std::printf("%-48s %8s %10s\n", "texture", "channels", "PSNR (dB)");
+    // corr, contrast, constant: the structure measure (docs/cli.md, "Structure"); "-" for a flat source.
+    std::printf("%-48s %8s %10s %6s %8s %9s\n", "texture", "channels", "PSNR (dB)", "corr", "contrast", "constant");
     for (size_t t = 0; t < pack.quality.textures.size(); ++t) {
         const TextureQuality& q = pack.quality.textures[t];
+        const TextureStructure& st = result->structure[t];
         std::printf("%-48s %8zu %10.2f", q.texture.c_str(), target.textures[t].channels.size(), q.psnr_db);
+        if (st.measured)
+            std::printf(" %6.3f %8.3f %9.2f", st.correlation, st.contrast, st.constant_psnr_db);
+        else
+            std::printf(" %6s %8s %9s", "-", "-", "-");
         if (q.mean_angle_deg >= 0) std::printf("   mean angle %.2f deg", q.mean_angle_deg);
+        if (st.collapsed) std::printf("   COLLAPSED");
         std::printf("\n");
+        if (verbosity > 1) {
+            std::printf("    psnr8 mip 0 %.2f dB; per file channel", q.psnr8_mip0_db);
+            for (double c : q.channels) std::printf(" %.2f", c);
+            std::printf("; per mip");
+            for (double m : q.mips) std::printf(" %.2f", m);
+            std::printf("\n");
+        }
     }
     std::printf("all pack channels, all mips: %.2f dB; 8-bit mip 0 (psnr8_mip0): %.2f dB\n", pack.quality.psnr_db,
                 pack.quality.psnr8_mip0_db);
@@ -397,10 +443,10 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                         a.shape.feature_count, a.shape.bits, static_cast<long long>(a.steps),
                         a.warm_started ? " (warm)" : "       ", a.bits_per_texel, a.psnr_db,
                         a.reached ? "reached" : "below");
-        std::printf("pack: %s, %.0f bytes, %.3f bits per texel\n", o.output.c_str(), file_bytes,
+        std::printf("pack: %s, %.0f bytes, %.3f bpp\n", o.output.c_str(), file_bytes,
                     pack.quality.bits_per_texel);
     } else {
-        std::printf("pack: %s, %.0f bytes, %.3f bits per texel (target %.3g)\n", o.output.c_str(), file_bytes,
+        std::printf("pack: %s, %.0f bytes, %.3f bpp (target %.3g bpp)\n", o.output.c_str(), file_bytes,
                     pack.quality.bits_per_texel, o.bpp);
     }
     if (source_bytes > 0)
@@ -434,7 +480,8 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("MATERIAL", options->input, "Material folder, manifest (.json) or one image file")->required();
     command->add_option("-o,--output", options->output, "The .nmc pack to write (its folder is created if missing)")->required();
     command->add_option("--bpp", options->bpp,
-                        "Whole-file budget in bits per mip-0 texel (with --target-psnr: the first rate tried)")
+                        "Whole-file budget in bpp: the file's bits per mip-0 texel (with --target-psnr: the first rate "
+                        "tried)")
         ->check(check_bits_per_texel)
         ->capture_default_str();
     command->add_option("--target-psnr", options->target_psnr,
@@ -443,7 +490,9 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--latent-shape", options->latent_shape,
                         "Latent grid scale, features, bits and optionally levels as S,F,b[,K] (e.g. 4,12,4), instead "
                         "of rate control's choice (K: 2 unless given, up to the full pyramid)");
-    command->add_option("--quality", options->quality, "Preset: fast, normal or best")->capture_default_str();
+    command->add_option("--quality", options->quality, "Preset: fast, normal or best (docs/compressor.md)")
+        ->check(CLI::IsMember(kQualityPresetNames))
+        ->capture_default_str();
     command->add_option("--steps", options->steps, "Training steps (default: the preset's)");
     command->add_option("--batch", options->batch, "Texels per step (default: the preset's)");
     command->add_option("--latent-lr", options->latent_lr, "Adam learning rate of the latents (default: the preset's)")
@@ -491,6 +540,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->capture_default_str();
     command->add_option("--output-layer", options->output_layer,
                         "Last layer's weights: int8 (+ scale), e4m3 or e4m3-scaled (for measuring the choice)")
+        ->check(CLI::IsMember({"int8", "e4m3", "e4m3-scaled"}))
         ->capture_default_str();
     command->add_option("--hidden-layers", options->hidden_layers,
                         "Hidden layer widths, comma-separated (e.g. 64,48,32: NTC v0.9's smaller network); 1-7 layers "
@@ -498,11 +548,11 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
         ->capture_default_str();
     command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
-        ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}))
+        ->check(CLI::IsMember(kNormalModeNames))
         ->capture_default_str();
     command->add_option("--address-mode", options->address_mode,
                         "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")
-        ->check(CLI::IsMember({"wrap", "clamp"}))
+        ->check(CLI::IsMember(kAddressModeNames))
         ->capture_default_str();
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
                       "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
@@ -510,7 +560,7 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_flag("--strict", options->strict,
                       "An image file of the folder that would be left out of the pack is an error (exit 8), not a "
                       "warning");
-    command->add_flag("--force", options->force, "Replace an existing output file");
+    command->add_flag("-f,--force", options->force, "Overwrite an existing PACK (never a folder)");
     command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");
     command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });
 }

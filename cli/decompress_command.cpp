@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "decoder/pack_decoder.h"
@@ -51,6 +53,12 @@ void warn_clipped(const TextureLayout& layout, const WrittenTexture& file) {
                  "clipped to it (%s)\n",
                  layout.name.c_str(), file.clipped_samples, file.checked_samples, file.path.c_str(),
                  static_cast<double>(file.min_value), static_cast<double>(file.max_value), why.c_str());
+}
+
+// Rows of a decoding band: about 4 MiB of float samples (16 rows of a 16384-wide RGBA texture), at least one row.
+int rows_per_band(int width, size_t channels) {
+    constexpr size_t kBandSamples = size_t{1} << 20;
+    return static_cast<int>(std::max<size_t>(1, kBandSamples / (static_cast<size_t>(width) * channels)));
 }
 
 // --format dds|ktx2: one file per texture holding every mip of the pack, block-compressed as --bc chooses.
@@ -134,6 +142,7 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
         print_error(Status(StatusCode::invalid_argument, "--bc needs --format dds or ktx2, got --format " + o.format));
         return kExitUsage;
     }
+    const CurrentStep step(o.pack_path, "reading the pack and preparing the decoder");
     auto pack = read_pack_file(o.pack_path);
     if (!pack.ok()) {
         print_error(pack.status());
@@ -170,18 +179,37 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     for (size_t t = 0; t < pack->textures.size(); ++t) {
         const TextureLayout& layout = pack->textures[t];
         for (int m = 0; m < mips; ++m) {
-            auto image = (*decoder)->decode_texture(static_cast<int>(t), m);
-            if (!image.ok()) {
-                print_error(image.status());
-                return exit_code_for(image.status());
+            const int width = pack->material.mip_width(m);
+            const int height = pack->material.mip_height(m);
+            const CurrentStep texture_step(o.pack_path, "decoding texture '" + layout.name + "' mip " +
+                                                            std::to_string(m) + " (" + std::to_string(width) + " x " +
+                                                            std::to_string(height) + ", " +
+                                                            std::to_string(layout.channels.size()) +
+                                                            " channels) and writing it");
+            auto writer =
+                TextureFileWriter::open(o.out_dir, layout, width, height, m, o.suffix, format_override, o.force);
+            if (!writer.ok()) {
+                print_error(writer.status());
+                return exit_code_for(writer.status());
             }
-            auto file = write_texture(o.out_dir, layout, image.value(), m, o.suffix, format_override, o.force);
+            // A band of rows at a time, so that memory holds a band, not the texture (docs/cli.md states the peak).
+            const int band_rows = (*decoder)->decodes_rows() ? rows_per_band(width, layout.channels.size()) : height;
+            for (int row = 0; row < height; row += band_rows) {
+                auto band =
+                    (*decoder)->decode_texture_rows(static_cast<int>(t), m, row, std::min(band_rows, height - row));
+                const Status stored = band.ok() ? (*writer)->write_rows(std::move(band).value()) : band.status();
+                if (!stored.ok()) {
+                    print_error(stored);
+                    return exit_code_for(stored);
+                }
+            }
+            auto file = (*writer)->finish();
             if (!file.ok()) {
                 print_error(file.status());
                 return exit_code_for(file.status());
             }
             if (globals.verbosity > 0) {
-                std::printf("wrote %s (%dx%d, %zu channels, %s%s)\n", file->path.c_str(), image->width, image->height,
+                std::printf("wrote %s (%dx%d, %zu channels, %s%s)\n", file->path.c_str(), width, height,
                             layout.channels.size(), to_string(file->sample_type),
                             file->converted_to_linear ? ", sRGB colour converted to linear" : "");
                 if (file->clipped_samples > 0) warn_clipped(layout, *file);
@@ -217,7 +245,7 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
     cmd->add_option("--device", options->device,
                     "Decoder: cpu, cuda[:N] (builds with the CUDA decoder) or vulkan[:N] (builds with the Vulkan runtime)");
     cmd->add_option("--threads", options->threads, "Decoder threads (0: all cores)")->check(CLI::Range(0, 1024));
-    cmd->add_flag("-f,--force", options->force, "Overwrite existing files");
+    cmd->add_flag("-f,--force", options->force, "Overwrite existing image files");
     cmd->callback([options, &globals, &exit_code] { exit_code = run_decompress(*options, globals); });
 }
 

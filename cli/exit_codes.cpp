@@ -16,6 +16,7 @@ int exit_code_for(const Status& status, bool input_is_material) {
         case StatusCode::limit_exceeded: return input_is_material ? kExitBadInput : kExitCorrupt;
         case StatusCode::backend_unavailable: return kExitUnavailable;
         case StatusCode::cancelled: return kExitCancelled;
+        case StatusCode::out_of_memory: return kExitOutOfMemory;
         case StatusCode::internal: return kExitInternal;
     }
     return kExitInternal;

@@ -12,13 +12,14 @@ enum ExitCode : int {
     kExitIo = 3,               // a file could not be read or written
     kExitNotAPack = 4,         // not an nmc pack, or a format version this build cannot read
     kExitCorrupt = 5,          // structurally invalid pack (checksum, bounds, limits)
-    kExitQuality = 6,          // validate: quality below the threshold or drift too large; compress: target not reached
+    kExitQuality = 6,          // validate: below a threshold, drift, a collapsed texture; compress: target not reached
     kExitUnavailable = 7,      // a requested backend (CUDA, trainer) is not built or has no device
     kExitBadInput = 8,         // a material that cannot be compressed (bad images, manifest, channels)
     kExitPartialFailure = 9,   // batch: some materials failed, the rest succeeded
     kExitCancelled = 10,       // interrupted (Ctrl-C); nothing partial was written
     kExitSourceMismatch = 11,  // validate: the source images differ from those the pack was made from
     kExitNotChecked = 12,      // validate: a threshold was asked for but quality could not be measured
+    kExitOutOfMemory = 13,     // an allocation failed; the message names the file and what was being allocated
 };
 
 // The exit code for a failed Status. `input_is_material` maps invalid_argument/not_recognized/corrupt of

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "format/metadata.h"
 #include "format/pack.h"
@@ -151,7 +152,7 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
     const Derived d = derive(pack, container);
     const MaterialInfo& m = pack.material;
     std::printf("pack           %s\n", path.c_str());
-    std::printf("file size      %llu bytes, %.4f bits per texel (%d x %d mip-0 texels)\n",
+    std::printf("file size      %llu bytes, %.4f bpp (%d x %d mip-0 texels)\n",
                 static_cast<unsigned long long>(container.file_size), d.bits_per_texel, m.width, m.height);
     std::printf("format         %u.%u\n", container.version_major, container.version_minor);
 
@@ -257,6 +258,7 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
 }
 
 int run_inspect(const InspectOptions& options, int verbosity) {
+    const CurrentStep step(options.path, "reading the pack");
     ContainerInfo container;
     Result<Pack> pack = read_pack_file(options.path, &container);
     if (!pack.ok()) {
@@ -282,7 +284,7 @@ int run_inspect(const InspectOptions& options, int verbosity) {
 void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code) {
     CLI::App* command = app.add_subcommand(
         "inspect",
-        "Print everything an .nmc pack holds: size and bits per texel, sections, material, textures, latent grids, "
+        "Print everything an .nmc pack holds: size and bpp, sections, material, textures, latent grids, "
         "network, encoder settings and stored quality");
     auto options = std::make_shared<InspectOptions>();
     command->add_option("PACK", options->path, "The .nmc pack to inspect")->required();

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "format/pack.h"
 #ifdef NMC_HAS_TRAINER
@@ -156,6 +158,10 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const std::bad_alloc& e) {
+        // From any command: the allocation that failed is named by the step the command was on.
+        std::fprintf(stderr, "nmc: error: %s\n", nmc::cli::out_of_memory_message(e.what()).c_str());
+        return nmc::cli::kExitOutOfMemory;
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "nmc: error: %s\n", e.what());
         if (word.empty())

@@ -8,9 +8,11 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "material/material.h"
+#include "validate/validation.h"
 
 namespace nmc::cli {
 namespace {
@@ -137,6 +139,15 @@ int run_scan(const ScanOptions& options, int verbosity) {
     load.gloss_to_roughness = options.gloss_to_roughness;
     load.resample_mismatched = options.resample;
     load.strict = options.strict;
+    const Overwrite overwrite = options.force ? Overwrite::allow : Overwrite::refuse;
+    // The manifest's path is checked before the images are decoded, as every command checks its outputs first.
+    if (!options.manifest_out.empty()) {
+        if (Status ready = prepare_output_file(options.manifest_out, overwrite); !ready.ok()) {
+            print_error(ready);
+            return kExitIo;
+        }
+    }
+    const CurrentStep step(options.input, "reading the material's images");
     auto scan = scan_material(options.input, load);
     if (!scan.ok()) {
         print_error(scan.status());
@@ -149,9 +160,14 @@ int run_scan(const ScanOptions& options, int verbosity) {
     else
         print_text(*scan);
     if (!options.manifest_out.empty()) {
-        const std::string text = manifest_to_json(scan->manifest);
+        // The manifest names the material's folder relative to its own folder (docs/manifest.md `folder`), as a pack
+        // records its sources: written anywhere, it is read from any working directory. Beside the maps it says nothing.
+        Manifest manifest = scan->manifest;
+        const std::string folder = source_folder_to_record(scan->source_folder, options.manifest_out);
+        manifest.folder = folder == "." ? "" : folder;
+        const std::string text = manifest_to_json(manifest);
         const Status s = write_file_atomically(options.manifest_out, text.data(), text.size(),
-                                               options.force ? Overwrite::allow : Overwrite::refuse);
+                                               overwrite);
         if (!s.ok()) {
             print_error(s);
             return exit_code_for(s, true);
@@ -172,10 +188,10 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
     command->add_flag("--json", options->json, "Print the same facts as one JSON object on stdout");
     command->add_option("--write-manifest", options->manifest_out,
                         "Write the inferred manifest (docs/manifest.md) to FILE for editing");
-    command->add_flag("--force", options->force, "Overwrite the --write-manifest file if it exists");
+    command->add_flag("-f,--force", options->force, "Overwrite an existing --write-manifest FILE");
     command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
-        ->check(CLI::IsMember({"auto", "xy", "xyz", "stored"}));
+        ->check(CLI::IsMember(kNormalModeNames));
     command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
                       "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
     command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/current_step.h"
 #include "cli/exit_codes.h"
 #include "core/file_io.h"
 #include "validate/validation.h"
@@ -16,7 +17,8 @@ namespace {
 
 struct ValidateCliOptions {
     std::string pack_path;
-    std::string json_path;
+    bool json = false;        // the report as JSON on stdout instead of the text
+    std::string report_path;  // also write the JSON report to this file
     ValidationOptions validation;
 };
 
@@ -37,7 +39,7 @@ void print_report(const ValidationReport& r, int verbosity) {
         std::printf("structure INVALID: %zu problem(s)\n", r.structural_problems.size());
         for (const Status& s : r.structural_problems) std::printf("  - %s\n", s.to_string().c_str());
     } else {
-        std::printf("structure ok (%llu bytes, %.3f bits per texel, every checksum and limit checked)\n",
+        std::printf("structure ok (%llu bytes, %.3f bpp, every checksum and limit checked)\n",
                     static_cast<unsigned long long>(r.file_size), r.bits_per_texel);
     }
     if (!r.source_note.empty()) std::printf("quality   not measured: %s\n", r.source_note.c_str());
@@ -53,11 +55,23 @@ void print_report(const ValidationReport& r, int verbosity) {
         std::printf("PSNR8     %.2f dB (8-bit, mip 0, every source-file channel)\n", q.psnr8_mip0_db);
         int name_width = 8;
         for (const TextureQualityDetail& t : q.textures) name_width = std::max(name_width, static_cast<int>(t.file_name.size()));
-        std::printf("\n%-*s %8s %8s %8s %10s\n", name_width, "texture", "PSNR", "PSNR8", "max err8", "angle deg");
+        // Structure (docs/cli.md): correlation and contrast against the source, and the PSNR a constant image of
+        // the source's means would score; "-" where the source is flat.
+        std::printf("\n%-*s %8s %8s %8s %6s %8s %8s %10s\n", name_width, "texture", "PSNR", "PSNR8", "max err8", "corr",
+                    "contrast", "constant", "angle deg");
         for (const TextureQualityDetail& t : q.textures) {
             std::printf("%-*s %8.2f %8.2f %8d", name_width, t.file_name.c_str(), t.psnr_db, t.psnr8_mip0_db,
                         t.max_abs_error8);
-            if (t.mean_angle_deg >= 0) std::printf(" %10.3f", t.mean_angle_deg);
+            const TextureStructure& st = t.structure;
+            if (st.measured)
+                std::printf(" %6.3f %8.3f %8.2f", st.correlation, st.contrast, st.constant_psnr_db);
+            else
+                std::printf(" %6s %8s %8s", "-", "-", "-");
+            if (t.mean_angle_deg >= 0)
+                std::printf(" %10.3f", t.mean_angle_deg);
+            else if (st.collapsed)
+                std::printf(" %10s", "");
+            if (st.collapsed) std::printf("  COLLAPSED");
             std::printf("\n");
         }
         if (verbosity > 1) {
@@ -70,29 +84,37 @@ void print_report(const ValidationReport& r, int verbosity) {
         }
     }
     for (const std::string& d : r.diff_images) std::printf("heat map  %s\n", d.c_str());
+    for (const std::string& w : r.warnings) std::printf("WARNING   %s\n", w.c_str());
     for (const std::string& f : r.failures) std::printf("FAIL      %s\n", f.c_str());
     std::printf("verdict   %s\n", to_string(r.verdict));
 }
 
 int run_validate(const ValidateCliOptions& o, const GlobalOptions& globals) {
+    const Overwrite overwrite = o.validation.overwrite ? Overwrite::allow : Overwrite::refuse;
+    // The report file is checked before decoding: a report that cannot be written must not cost the measurement.
+    if (!o.report_path.empty()) {
+        if (Status ready = prepare_output_file(o.report_path, overwrite); !ready.ok()) {
+            print_error(ready);
+            return kExitIo;
+        }
+    }
+    const CurrentStep step(o.pack_path, "validating the pack (reading it and its sources, decoding every mip)");
     auto report = validate_pack_file(o.pack_path, o.validation);
     if (!report.ok()) {
         print_error(report.status());
         return exit_code_for(report.status());
     }
-    if (!o.json_path.empty()) {
-        const std::string json = validation_report_json(report.value()) + "\n";
-        if (o.json_path == "-") {
-            std::fwrite(json.data(), 1, json.size(), stdout);
-        } else {
-            Status s = write_file_atomically(o.json_path, json.data(), json.size());
-            if (!s.ok()) {
-                print_error(s);
-                return kExitIo;
-            }
+    const std::string json = o.json || !o.report_path.empty() ? validation_report_json(report.value()) + "\n" : "";
+    if (!o.report_path.empty()) {
+        if (Status s = write_file_atomically(o.report_path, json.data(), json.size(), overwrite); !s.ok()) {
+            print_error(s);
+            return kExitIo;
         }
     }
-    if (o.json_path != "-" && globals.verbosity > 0) print_report(report.value(), globals.verbosity);
+    if (o.json)
+        std::fwrite(json.data(), 1, json.size(), stdout);
+    else if (globals.verbosity > 0)
+        print_report(report.value(), globals.verbosity);
     return exit_code_for_verdict(report->verdict);
 }
 
@@ -117,9 +139,13 @@ void add_validate_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "checked when it can be); given, exit 12 when the drift cannot be measured (no sources, no "
                         "stored PSNR)")
             ->check(CLI::Range(0.0, 200.0));
-    cmd->add_option("--json", o->json_path, "Write the full report as JSON to this file (- for stdout)");
+    cmd->add_flag("--fail-on-collapse", o->validation.fail_on_collapse,
+                  "Fail (exit 6) when a texture collapsed (decoded nearly flat, or no better than a constant image: "
+                  "docs/cli.md, \"Structure\"), instead of warning; exit 12 when quality cannot be measured");
+    cmd->add_flag("--json", o->json, "Print the report as one JSON object on stdout instead of the text");
+    cmd->add_option("--report", o->report_path, "Also write the report as JSON to FILE (whatever the verdict)");
     cmd->add_option("--diff", o->validation.diff_dir, "Write per-texture error heat maps (PNG) to this folder");
-    cmd->add_flag("-f,--force", o->validation.overwrite, "Heat maps may overwrite existing files");
+    cmd->add_flag("-f,--force", o->validation.overwrite, "Overwrite an existing --report file or heat maps");
     cmd->add_option("--device", o->validation.decoder.device,
                     "Decoder: cpu, cuda[:N] (builds with the CUDA decoder) or vulkan[:N] (builds with the Vulkan "
                     "runtime); the PSNR is the same definition");

@@ -13,9 +13,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "compressor/adam_constants.h"
 #include "compressor/model.h"
+#include "compressor/openblas_core.h"
 #include "compressor/warm_start.h"
 #include "core/device_name.h"
 #include "core/number_formats.h"
@@ -42,8 +44,15 @@ auto torch_call(const char* what, F&& f) -> decltype(f()) {
     try {
         return f();
     } catch (const c10::Error& e) {
-        return Status(StatusCode::internal, std::string("LibTorch failed while ") + what + ": " +
-                                                e.what_without_backtrace());
+        // LibTorch's allocators report failure as a c10::Error ("DefaultCPUAllocator: not enough memory: you
+        // tried to allocate N bytes", "CUDA out of memory").
+        const std::string message = e.what_without_backtrace();
+        const bool allocation = message.find("not enough memory") != std::string::npos ||
+                                message.find("out of memory") != std::string::npos;
+        return Status(allocation ? StatusCode::out_of_memory : StatusCode::internal,
+                      std::string("LibTorch failed while ") + what + ": " + message);
+    } catch (const std::bad_alloc& e) {
+        return Status(StatusCode::out_of_memory, std::string("out of memory while ") + what + " (" + e.what() + ")");
     } catch (const std::exception& e) {
         return Status(StatusCode::internal, std::string("failed while ") + what + ": " + e.what());
     }
@@ -193,6 +202,7 @@ PresetSettings preset_settings(QualityPreset p, bool fused) {
 }
 
 struct Compressor::Impl {
+    std::unique_ptr<OneOpenBlasThread> one_blas_thread;  // on the CPU: products independent of the thread count
     TrainingTarget info;  // the target's description; planes moved to the device and cleared
     CompressOptions options;
     torch::Device device{torch::kCPU};
@@ -442,6 +452,7 @@ Result<std::unique_ptr<Compressor>> Compressor::create(const TrainingTarget& tar
     if (!device.ok()) return device.status();
     impl->device = *device;
     impl->device_name = device->str();
+    if (impl->device.is_cpu()) impl->one_blas_thread = std::make_unique<OneOpenBlasThread>();
 
     Status status = torch_call("allocating the model", [&]() -> Status {
         torch::manual_seed(options.seed);
@@ -793,6 +804,7 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
     result.trainer = compressor.trainer_path();
     result.training_seconds = result.pack.encoder.training_seconds;
     result.quantisation = compressor.quantisation_trace();
+    for (const TextureQualityDetail& t : quality->textures) result.structure.push_back(t.structure);
     // The stored bits per texel describe the final file, whose size depends (slightly) on that number: settle it.
     std::vector<uint8_t> file = std::move(*first);
     for (int attempt = 0; attempt < 4; ++attempt) {

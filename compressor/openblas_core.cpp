@@ -2,6 +2,9 @@
 #include "compressor/openblas_core.h"
 
 #include <cstdlib>
+#include <mutex>
+
+#include "decoder/cpu/cpu_features.h"
 
 #if defined(__linux__)
 #include <dlfcn.h>
@@ -36,9 +39,9 @@ std::string openblas_core_name() {
 void reexec_with_openblas_core_if_generic(char** argv) {
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__))
     if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-    const bool avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    const CpuFeatures& cpu = cpu_features();
+    const bool avx2_fma = cpu.avx2 && cpu.fma;
+    const bool avx512 = cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512dq;
     const std::string core = openblas_core_override(openblas_core_name(), avx2_fma, avx512);
     if (core.empty()) return;
     if (setenv("OPENBLAS_CORETYPE", core.c_str(), 1) != 0) return;
@@ -47,6 +50,50 @@ void reexec_with_openblas_core_if_generic(char** argv) {
 #else
     (void)argv;
 #endif
+}
+
+namespace {
+
+using GetThreads = int (*)();
+using SetThreads = void (*)(int);
+
+template <typename F>
+F openblas_function(const char* name) {
+#if defined(__linux__)
+    return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+#else
+    (void)name;
+    return nullptr;
+#endif
+}
+
+std::mutex pin_mutex;
+int pin_holders = 0;
+int threads_before_pin = 0;
+
+}  // namespace
+
+OneOpenBlasThread::OneOpenBlasThread() {
+    const auto get = openblas_function<GetThreads>("openblas_get_num_threads");
+    const auto set = openblas_function<SetThreads>("openblas_set_num_threads");
+    if (!get || !set) return;
+    const std::lock_guard<std::mutex> lock(pin_mutex);
+    if (pin_holders++ == 0) {
+        threads_before_pin = get();
+        set(1);
+    }
+}
+
+OneOpenBlasThread::~OneOpenBlasThread() {
+    const auto set = openblas_function<SetThreads>("openblas_set_num_threads");
+    if (!set) return;
+    const std::lock_guard<std::mutex> lock(pin_mutex);
+    if (--pin_holders == 0) set(threads_before_pin);
+}
+
+int openblas_threads() {
+    const auto get = openblas_function<GetThreads>("openblas_get_num_threads");
+    return get ? get() : 0;
 }
 
 }  // namespace nmc

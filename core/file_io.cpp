@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -26,35 +27,6 @@ std::string make_temp_name(const std::string& destination) {
     static std::atomic<unsigned> counter{0};
     return destination + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
-
-// The temporary file beside a destination: removed on destruction unless commit() renamed it into place.
-class AtomicOutputPath {
-public:
-    explicit AtomicOutputPath(std::string destination)
-        : destination_(std::move(destination)), temp_path_(make_temp_name(destination_)) {}
-    ~AtomicOutputPath() {
-        if (!committed_) ::unlink(temp_path_.c_str());
-    }
-    AtomicOutputPath(const AtomicOutputPath&) = delete;
-    AtomicOutputPath& operator=(const AtomicOutputPath&) = delete;
-
-    const std::string& temp_path() const { return temp_path_; }
-
-    // Renames the temporary file over the destination (fails if overwrite is refused and it exists).
-    Status commit(Overwrite overwrite) {
-        if (overwrite == Overwrite::refuse && exists(destination_))
-            return Status(StatusCode::io_error, destination_ + ": exists (use --force to overwrite)");
-        if (::rename(temp_path_.c_str(), destination_.c_str()) != 0)
-            return errno_status(destination_, "cannot rename temporary file into place");
-        committed_ = true;
-        return Status::success();
-    }
-
-private:
-    std::string destination_;
-    std::string temp_path_;
-    bool committed_ = false;
-};
 
 }  // namespace
 
@@ -95,36 +67,72 @@ Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_byt
     return bytes;
 }
 
-Status write_file_atomically(const std::string& path, const void* data, size_t size, Overwrite overwrite) {
+Result<AtomicFile> AtomicFile::create(const std::string& path, Overwrite overwrite) {
     if (overwrite == Overwrite::refuse && exists(path))
         return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
-    AtomicOutputPath out(path);
-    const int fd = ::open(out.temp_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    std::string temp_path = make_temp_name(path);
+    const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     // Messages name the destination: the temporary file is gone by the time anyone reads them.
     if (fd < 0) {
         const int error = errno;
         return Status(StatusCode::io_error,
-                      path + ": cannot create temporary file " + out.temp_path() + ": " + std::strerror(error));
+                      path + ": cannot create temporary file " + temp_path + ": " + std::strerror(error));
     }
+    return AtomicFile(path, std::move(temp_path), fd, overwrite);
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      fd_(other.fd_),
+      size_(other.size_),
+      overwrite_(other.overwrite_),
+      failed_(std::move(other.failed_)),
+      committed_(other.committed_) {
+    other.fd_ = -1;
+    other.committed_ = true;  // the moved-from object owns no temporary file
+}
+
+AtomicFile::~AtomicFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(temp_path_.c_str());
+}
+
+Status AtomicFile::write_at(uint64_t offset, const void* data, size_t size) {
+    if (!failed_.ok()) return failed_;
     const auto* p = static_cast<const uint8_t*>(data);
     size_t done = 0;
     while (done < size) {
-        const ssize_t n = ::write(fd, p + done, size - done);
+        const ssize_t n = ::pwrite(fd_, p + done, size - done, static_cast<off_t>(offset + done));
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            Status s = errno_status(path, "write failed");
-            ::close(fd);
-            return s;
-        }
+        if (n < 0) return failed_ = errno_status(path_, "write failed");
+        // pwrite returns 0 only for size 0; guard against a file system that reports no progress.
+        if (n == 0) return failed_ = Status(StatusCode::io_error, path_ + ": write failed: no progress");
         done += static_cast<size_t>(n);
     }
-    if (::fsync(fd) != 0) {
-        Status s = errno_status(path, "fsync failed");
-        ::close(fd);
-        return s;
-    }
-    if (::close(fd) != 0) return errno_status(path, "close failed");
-    return out.commit(overwrite);
+    size_ = std::max(size_, offset + size);
+    return Status::success();
+}
+
+Status AtomicFile::commit() {
+    if (!failed_.ok()) return failed_;
+    if (::fsync(fd_) != 0) return failed_ = errno_status(path_, "fsync failed");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return failed_ = errno_status(path_, "close failed");
+    if (overwrite_ == Overwrite::refuse && exists(path_))
+        return failed_ = Status(StatusCode::io_error, path_ + ": exists (use --force to overwrite)");
+    if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
+        return failed_ = errno_status(path_, "cannot rename temporary file into place");
+    committed_ = true;
+    return Status::success();
+}
+
+Status write_file_atomically(const std::string& path, const void* data, size_t size, Overwrite overwrite) {
+    Result<AtomicFile> file = AtomicFile::create(path, overwrite);
+    if (!file.ok()) return file.status();
+    NMC_RETURN_IF_ERROR(file->append(data, size));
+    return file->commit();
 }
 
 Status make_directories(const std::string& dir) {

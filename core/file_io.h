@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -22,6 +23,41 @@ enum class Overwrite { refuse, allow };
 // file nmc writes goes through here (packs, images, reports, manifests).
 Status write_file_atomically(const std::string& path, const void* data, size_t size,
                              Overwrite overwrite = Overwrite::allow);
+
+// A file written a piece at a time, atomically: the pieces go to a temporary file beside `path` (PATH.tmp-PID-N);
+// commit() fsyncs it and renames it over `path`. Every write is checked; after a failure (an io_error naming `path`
+// and the reason) the writer refuses further writes. Destroyed without a successful commit(), it removes the
+// temporary file and leaves `path` as it was. For outputs too large to hold in memory (decoded textures).
+class AtomicFile {
+public:
+    // Creates the temporary file; io_error if `path` exists and overwrite is refused, or no file can be created.
+    static Result<AtomicFile> create(const std::string& path, Overwrite overwrite = Overwrite::allow);
+    AtomicFile(AtomicFile&& other) noexcept;
+    AtomicFile& operator=(AtomicFile&&) = delete;
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+    ~AtomicFile();
+
+    // Writes at the end; write_at() at `offset` (for formats that go back to fill in a table of offsets).
+    Status append(const void* data, size_t size) { return write_at(size_, data, size); }
+    Status write_at(uint64_t offset, const void* data, size_t size);
+    Status commit();
+    const std::string& path() const { return path_; }
+    uint64_t size() const { return size_; }
+    // The first failure of a write, or success.
+    const Status& status() const { return failed_; }
+
+private:
+    AtomicFile(std::string path, std::string temp_path, int fd, Overwrite overwrite)
+        : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd), overwrite_(overwrite) {}
+    std::string path_;
+    std::string temp_path_;
+    int fd_ = -1;
+    uint64_t size_ = 0;
+    Overwrite overwrite_;
+    Status failed_;
+    bool committed_ = false;
+};
 
 // Creates folder `dir` and its missing parents (mode 0755); an existing folder is success. io_error naming the
 // folder that could not be made and why.

@@ -14,6 +14,7 @@ const char* to_string(StatusCode code) {
         case StatusCode::io_error: return "io_error";
         case StatusCode::backend_unavailable: return "backend_unavailable";
         case StatusCode::cancelled: return "cancelled";
+        case StatusCode::out_of_memory: return "out_of_memory";
         case StatusCode::internal: return "internal";
     }
     return "unknown";

@@ -20,6 +20,7 @@ enum class StatusCode {
     io_error,             // the file system refused (missing file, permission, disk full)
     backend_unavailable,  // the build or the machine lacks what was asked for (CUDA, LibTorch, a codec)
     cancelled,            // a progress callback asked to stop
+    out_of_memory,        // an allocation failed (std::bad_alloc, LibTorch's or zstd's allocator): too little memory
     internal,             // a broken invariant inside nmc: a bug, reported instead of crashing
 };
 

@@ -2,8 +2,10 @@
 // commands and libraries that decode whole textures (nmc decompress, nmc validate, quality measurement).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,11 @@ public:
     virtual Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const = 0;
     // spec 8.1-8.9: texture `texture` at mip `mip` as source-channel values.
     virtual Result<Image> decode_texture(int texture, int mip) const = 0;
+    // decode_texture() of rows [first_row, first_row + row_count) of the mip: a large texture a band at a time. Only
+    // the CPU decoder decodes just those rows (decodes_rows()); the GPU decoders decode the whole mip for each call,
+    // so callers give them one band of every row.
+    virtual Result<Image> decode_texture_rows(int texture, int mip, int first_row, int row_count) const = 0;
+    virtual bool decodes_rows() const = 0;
     // Where it runs, for reports: "CPU (avx512bf16 kernel)", "CUDA device 0 (fp8 path)".
     virtual std::string description() const = 0;
 };
@@ -37,9 +44,32 @@ public:
         return decoder_.decode_mip_channels(mip, out);
     }
     Result<Image> decode_texture(int texture, int mip) const override { return decoder_.decode_texture(texture, mip); }
+    Result<Image> decode_texture_rows(int texture, int mip, int first_row, int row_count) const override {
+        if constexpr (kDecodesRows) {
+            return decoder_.decode_texture_rows(texture, mip, first_row, row_count);
+        } else {
+            Result<Image> whole = decoder_.decode_texture(texture, mip);
+            if (!whole.ok() || (first_row == 0 && row_count == whole->height)) return whole;
+            if (first_row < 0 || row_count < 1 || first_row > whole->height - row_count)
+                return Status(StatusCode::invalid_argument, "decode_texture_rows: rows outside the mip");
+            Image band(whole->width, row_count, whole->channels, whole->sample_type);
+            const size_t row_samples = static_cast<size_t>(whole->width) * static_cast<size_t>(whole->channels);
+            std::copy_n(whole->pixels.begin() + static_cast<long>(static_cast<size_t>(first_row) * row_samples),
+                        band.pixels.size(), band.pixels.begin());
+            return band;
+        }
+    }
+    bool decodes_rows() const override { return kDecodesRows; }
     std::string description() const override { return description_; }
 
 private:
+    template <typename D, typename = void>
+    struct HasRowDecoding : std::false_type {};
+    template <typename D>
+    struct HasRowDecoding<D, std::void_t<decltype(std::declval<const D&>().decode_texture_rows(0, 0, 0, 1))>>
+        : std::true_type {};
+    static constexpr bool kDecodesRows = HasRowDecoding<Decoder>::value;
+
     Decoder decoder_;
     std::string description_;
 };

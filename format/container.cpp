@@ -3,7 +3,9 @@
 #include "format/container.h"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -51,7 +53,9 @@ uint64_t first_section_offset(uint64_t section_count) {
 // The one checker for zstd calls: turns a zstd error code into a Status naming the call.
 Status zstd_check(size_t rc, const char* call, const std::string& where) {
     if (!ZSTD_isError(rc)) return Status::success();
-    return Status(StatusCode::corrupt, where + ": " + call + " failed: " + ZSTD_getErrorName(rc));
+    const StatusCode code =
+        ZSTD_getErrorCode(rc) == ZSTD_error_memory_allocation ? StatusCode::out_of_memory : StatusCode::corrupt;
+    return Status(code, where + ": " + call + " failed: " + ZSTD_getErrorName(rc));
 }
 
 struct CCtxDeleter {
@@ -76,7 +80,10 @@ bool all_zero(const uint8_t* data, uint64_t begin, uint64_t end) {
     return true;
 }
 
-// spec 3.4: decompresses one zstd frame into section.decompressed.
+// spec 3.4: decompresses one zstd frame into section.decompressed, in a stream. Neither raw_size nor the frame's
+// own content size is trusted for the allocation: the buffer starts small and doubles as bytes arrive, never
+// beyond raw_size + 1 (the spare byte shows a frame that runs long), so a frame costs memory for the bytes it
+// really produces (at most 3 x, while doubling) plus zstd's window (spec 9), not for what its sizes claim.
 Status decompress(const uint8_t* stored, LoadedSection& section) {
     const std::string where = section_name(section.entry);
     const uint64_t stored_size = section.entry.stored_size;
@@ -93,15 +100,38 @@ Status decompress(const uint8_t* stored, LoadedSection& section) {
                        std::to_string(raw_size));
     std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
     if (!dctx) return Status(StatusCode::internal, where + ": ZSTD_createDCtx failed");
-    // raw_size was checked against spec 9 (1 GiB, 64 x stored) before this allocation.
-    section.decompressed.resize(static_cast<size_t>(raw_size));
-    const size_t produced =
-        ZSTD_decompressDCtx(dctx.get(), section.decompressed.data(), section.decompressed.size(), stored, stored_size);
-    NMC_RETURN_IF_ERROR(zstd_check(produced, "ZSTD_decompressDCtx", where));
+    NMC_RETURN_IF_ERROR(zstd_check(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxZstdWindowLog),
+                                   "ZSTD_DCtx_setParameter", where));
+    constexpr uint64_t kFirstChunk = uint64_t{1} << 20;
+    // raw_size was checked against spec 9 (1 GiB, 64 x stored) before, so raw_size + 1 fits a size_t.
+    const uint64_t capacity_limit = raw_size + 1;
+    std::vector<uint8_t>& out = section.decompressed;
+    out.resize(static_cast<size_t>(std::min(capacity_limit, kFirstChunk)));
+    ZSTD_inBuffer in{stored, static_cast<size_t>(stored_size), 0};
+    size_t produced = 0;
+    for (;;) {
+        ZSTD_outBuffer o{out.data(), out.size(), produced};
+        const size_t consumed_before = in.pos;
+        const size_t remaining = ZSTD_decompressStream(dctx.get(), &o, &in);
+        NMC_RETURN_IF_ERROR(zstd_check(remaining, "ZSTD_decompressStream", where));
+        const bool progressed = o.pos != produced || in.pos != consumed_before;
+        produced = o.pos;
+        if (remaining == 0) break;  // the frame is complete
+        if (produced == out.size()) {
+            if (out.size() == capacity_limit)
+                return corrupt(where + ": zstd frame decompresses to more than raw_size " + std::to_string(raw_size) +
+                               " bytes");
+            out.resize(static_cast<size_t>(std::min(capacity_limit, uint64_t{out.size()} * 2)));
+        } else if (!progressed || in.pos == in.size) {
+            return corrupt(where + ": zstd frame ends after " + std::to_string(produced) +
+                           " decompressed bytes, before its last block");
+        }
+    }
     if (produced != raw_size)
         return corrupt(where + ": zstd frame decompressed to " + std::to_string(produced) + " bytes, raw_size is " +
                        std::to_string(raw_size));
-    section.raw = section.decompressed.data();
+    out.resize(static_cast<size_t>(raw_size));
+    section.raw = out.data();
     return Status::success();
 }
 

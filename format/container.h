@@ -21,6 +21,7 @@ constexpr uint32_t kMaxSectionCount = 64;
 constexpr uint64_t kMaxFileSize = uint64_t{4} << 30;
 constexpr uint64_t kMaxSectionRawSize = uint64_t{1} << 30;
 constexpr uint64_t kMaxCompressionRatio = 64;
+constexpr int kMaxZstdWindowLog = 27;                     // a zstd frame's window at most 128 MiB
 constexpr uint64_t kMaxMetadataSize = uint64_t{1} << 20;  // META raw size
 constexpr size_t kMaxMetadataMembers = 64;                // members of one META object
 constexpr size_t kMaxMetadataDepth = 16;                  // nesting of META's objects and arrays (the top level is 1)

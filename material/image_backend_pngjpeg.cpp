@@ -1,8 +1,9 @@
 // The PNGJPEG image backend: PNG (1-4 channels, 8 or 16 bits) through libpng and JPEG (grey or RGB, 8 bits)
 // through libjpeg, for machines without OpenImageIO. Both libraries report errors by longjmp, so each
 // protected step lives in its own small function whose frame holds no C++ object with a destructor. Both encode
-// into memory; image_io.cpp writes the bytes to the file.
+// a whole image into memory, which the row writer appends to the file image_io.cpp opened.
 // jpeglib.h needs size_t and FILE declared before it.
+#include <algorithm>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdio>
@@ -410,9 +411,52 @@ Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& byte
     return format == "png" ? decode_png(path, bytes) : decode_jpeg(path, bytes);
 }
 
-Result<std::vector<uint8_t>> encode(const std::string& path, const Image& image, const std::string& format,
-                                    std::optional<ColorSpace> color_space) {
-    return format == "png" ? encode_png(path, image, color_space) : encode_jpeg(path, image);
+namespace {
+
+// libpng and libjpeg could take rows as they come too, but each call would need its own longjmp-protected frame:
+// this backend, for machines without OpenImageIO, keeps the rows (as float samples) and encodes at finish().
+class BufferedRowWriter final : public RowWriter {
+public:
+    BufferedRowWriter(AtomicFile& file, Image image, std::string format, std::optional<ColorSpace> color_space)
+        : file_(file), image_(std::move(image)), format_(std::move(format)), color_space_(color_space) {}
+
+    Status write_rows(const Image& band) override {
+        if (next_row_ + band.height > image_.height)
+            return Status(StatusCode::invalid_argument,
+                          file_.path() + ": rows beyond the image's " + std::to_string(image_.height));
+        std::copy(band.pixels.begin(), band.pixels.end(),
+                  image_.pixels.begin() +
+                      static_cast<long>(static_cast<size_t>(next_row_) * static_cast<size_t>(image_.width) *
+                                        static_cast<size_t>(image_.channels)));
+        next_row_ += band.height;
+        return Status::success();
+    }
+
+    Status finish() override {
+        if (next_row_ != image_.height)
+            return Status(StatusCode::internal, file_.path() + ": " + std::to_string(next_row_) + " of " +
+                                                    std::to_string(image_.height) + " rows written");
+        auto bytes =
+            format_ == "png" ? encode_png(file_.path(), image_, color_space_) : encode_jpeg(file_.path(), image_);
+        if (!bytes.ok()) return bytes.status();
+        return file_.append(bytes->data(), bytes->size());
+    }
+
+private:
+    AtomicFile& file_;
+    Image image_;
+    std::string format_;
+    std::optional<ColorSpace> color_space_;
+    int next_row_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RowWriter>> open_row_writer(AtomicFile& file, int width, int height, int channels,
+                                                   SampleType sample_type, const std::string& format,
+                                                   std::optional<ColorSpace> color_space) {
+    return std::unique_ptr<RowWriter>(
+        std::make_unique<BufferedRowWriter>(file, Image(width, height, channels, sample_type), format, color_space));
 }
 
 }  // namespace nmc::image_backend

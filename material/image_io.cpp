@@ -1,13 +1,12 @@
 // What every image backend shares: format identification from the file's bytes, the dimension and size
-// limits, the PNG chunk checks, the source hash, and the atomic file write of the encoded bytes.
+// limits, the PNG chunk checks, the source hash, and the atomic file the encoders write into.
 #include "material/image_io.h"
-
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include "core/checksum.h"
 #include "core/file_io.h"
@@ -95,16 +94,58 @@ Status check_png_chunks(const std::string& path, const std::vector<uint8_t>& byt
     }
 }
 
+// OpenEXR allocates each header attribute at the size the attribute declares before reading it: a 361-byte file
+// declaring a 1.3 GB string attribute made OpenEXR 3.1 allocate and clear 1.3 GB. So the headers are walked here
+// first (OpenEXR file layout: magic, version and flags, then per part the attributes name, type name, int32 size,
+// value, ending with an empty name; multi-part files end the list of headers with one more empty name): every
+// attribute must fit in the file.
+Status check_exr_headers(const std::string& path, const std::vector<uint8_t>& bytes) {
+    constexpr uint8_t kMultipartFlag = 0x10;  // version field bit 12
+    if (bytes.size() < 8)
+        return Status(StatusCode::corrupt, path + ": truncated EXR: the file ends in its version field");
+    const bool multipart = (bytes[5] & kMultipartFlag) != 0;
+    const auto truncated = [&](size_t offset) {
+        return Status(StatusCode::corrupt, path + ": truncated EXR header: the file ends at byte " +
+                                               std::to_string(bytes.size()) + ", inside the header at byte " +
+                                               std::to_string(offset));
+    };
+    // The NUL-terminated string at `offset`; moves `offset` past it, or returns false at the end of the file.
+    const auto read_string = [&](size_t& offset, std::string& text) {
+        const auto end = std::find(bytes.begin() + static_cast<std::ptrdiff_t>(offset), bytes.end(), uint8_t{0});
+        if (end == bytes.end()) return false;
+        text.assign(bytes.begin() + static_cast<std::ptrdiff_t>(offset), end);
+        offset = static_cast<size_t>(end - bytes.begin()) + 1;
+        return true;
+    };
+    size_t offset = 8;
+    for (;;) {
+        std::string name;
+        if (!read_string(offset, name)) return truncated(offset);
+        if (name.empty()) {  // the end of one part's header
+            if (!multipart) return Status::success();
+            if (offset >= bytes.size()) return truncated(offset);
+            if (bytes[offset] == 0) return Status::success();  // the empty header ending the list
+            continue;
+        }
+        std::string type;
+        if (!read_string(offset, type) || bytes.size() - offset < 4) return truncated(offset);
+        const uint32_t size = uint32_t{bytes[offset]} | uint32_t{bytes[offset + 1]} << 8 |
+                              uint32_t{bytes[offset + 2]} << 16 | uint32_t{bytes[offset + 3]} << 24;
+        offset += 4;
+        if (size > bytes.size() - offset)
+            return Status(StatusCode::corrupt, path + ": corrupt EXR header: attribute '" + name + "' at byte " +
+                                                   std::to_string(offset - 4) + " declares " + std::to_string(size) +
+                                                   " bytes, the file has " + std::to_string(bytes.size() - offset) +
+                                                   " after it");
+        offset += size;
+    }
+}
+
 std::string canonical_format(const std::string& format) {
     const std::string f = lower(format);
     if (f == "jpg") return "jpeg";
     if (f == "tif") return "tiff";
     return f;
-}
-
-bool file_exists(const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
 }
 
 }  // namespace
@@ -127,7 +168,13 @@ Result<ImageFile> read_image_file(const std::string& path) {
         NMC_RETURN_IF_ERROR(check_dimensions(path, read_be32(bytes->data() + 16), read_be32(bytes->data() + 20)));
         NMC_RETURN_IF_ERROR(check_png_chunks(path, *bytes));
     }
-    auto decoded = image_backend::decode(path, *bytes, format);
+    if (format == "exr") NMC_RETURN_IF_ERROR(check_exr_headers(path, *bytes));
+    Result<image_backend::Decoded> decoded = Status(StatusCode::internal, path + ": not decoded");
+    try {
+        decoded = image_backend::decode(path, *bytes, format);
+    } catch (const std::bad_alloc& e) {
+        return Status(StatusCode::out_of_memory, path + ": out of memory decoding the image (" + e.what() + ")");
+    }
     if (!decoded.ok()) return decoded.status();
     NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(decoded->image.width),
                                          static_cast<uint64_t>(decoded->image.height)));
@@ -159,6 +206,25 @@ Status write_image(const std::string& path, const Image& image, const std::strin
 
 Status write_image_tagged(const std::string& path, const Image& image, const std::string& format, bool overwrite,
                           std::optional<ColorSpace> color_space) {
+    if (image.pixels.size() != image.texel_count() * static_cast<size_t>(std::max(image.channels, 0)))
+        return Status(StatusCode::invalid_argument, path + ": image has " + std::to_string(image.pixels.size()) +
+                                                        " samples, expected " +
+                                                        std::to_string(image.texel_count() * image.channels));
+    auto writer = ImageFileWriter::open(path, image.width, image.height, image.channels, image.sample_type, format,
+                                        overwrite, color_space);
+    if (!writer.ok()) return writer.status();
+    NMC_RETURN_IF_ERROR((*writer)->write_rows(image));
+    return (*writer)->finish();
+}
+
+ImageFileWriter::ImageFileWriter(AtomicFile file) : file_(std::move(file)) {}
+
+ImageFileWriter::~ImageFileWriter() = default;
+
+Result<std::unique_ptr<ImageFileWriter>> ImageFileWriter::open(const std::string& path, int width, int height,
+                                                               int channels, SampleType sample_type,
+                                                               const std::string& format, bool overwrite,
+                                                               std::optional<ColorSpace> color_space) {
     const std::string f = canonical_format(format);
     if (f != "png" && f != "jpeg" && f != "tga" && f != "exr" && f != "tiff")
         return Status(StatusCode::invalid_argument,
@@ -166,21 +232,32 @@ Status write_image_tagged(const std::string& path, const Image& image, const std
     if (!image_backend::supports(f))
         return Status(StatusCode::backend_unavailable, path + ": " + f + " images cannot be written by the " +
                                                            image_backend::name() + " image backend of this build");
-    if (image.channels < 1 || image.channels > 4)
+    if (channels < 1 || channels > 4)
         return Status(StatusCode::invalid_argument,
-                      path + ": image has " + std::to_string(image.channels) + " channels, expected 1..4");
-    NMC_RETURN_IF_ERROR(check_dimensions(path, static_cast<uint64_t>(std::max(image.width, 0)),
-                                         static_cast<uint64_t>(std::max(image.height, 0))));
-    if (image.pixels.size() != image.texel_count() * static_cast<size_t>(image.channels))
-        return Status(StatusCode::invalid_argument, path + ": image has " + std::to_string(image.pixels.size()) +
+                      path + ": image has " + std::to_string(channels) + " channels, expected 1..4");
+    NMC_RETURN_IF_ERROR(
+        check_dimensions(path, static_cast<uint64_t>(std::max(width, 0)), static_cast<uint64_t>(std::max(height, 0))));
+    auto file = AtomicFile::create(path, overwrite ? Overwrite::allow : Overwrite::refuse);
+    if (!file.ok()) return file.status();
+    std::unique_ptr<ImageFileWriter> writer(new ImageFileWriter(std::move(file).value()));
+    auto rows = image_backend::open_row_writer(writer->file_, width, height, channels, sample_type, f, color_space);
+    if (!rows.ok()) return rows.status();
+    writer->rows_ = std::move(rows).value();
+    return writer;
+}
+
+Status ImageFileWriter::write_rows(const Image& band) {
+    if (band.pixels.size() != band.texel_count() * static_cast<size_t>(std::max(band.channels, 0)))
+        return Status(StatusCode::invalid_argument, file_.path() + ": band has " + std::to_string(band.pixels.size()) +
                                                         " samples, expected " +
-                                                        std::to_string(image.texel_count() * image.channels));
-    // Checked before encoding so a refused write costs nothing; the write checks again against races.
-    if (!overwrite && file_exists(path))
-        return Status(StatusCode::io_error, path + ": exists (use --force to overwrite)");
-    auto bytes = image_backend::encode(path, image, f, color_space);
-    if (!bytes.ok()) return bytes.status();
-    return write_file_atomically(path, bytes->data(), bytes->size(), overwrite ? Overwrite::allow : Overwrite::refuse);
+                                                        std::to_string(band.texel_count() * band.channels));
+    return rows_->write_rows(band);
+}
+
+Status ImageFileWriter::finish() {
+    NMC_RETURN_IF_ERROR(rows_->finish());
+    rows_.reset();
+    return file_.commit();
 }
 
 const char* image_backend_name() { return image_backend::name(); }

@@ -126,7 +126,7 @@ Result<Manifest> parse_manifest(const std::string& json_text, const std::string&
     Json root;
     try {
         root = Json::parse(json_text);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond double (1e400)
         return Status(StatusCode::invalid_argument, origin + ": not valid JSON: " + e.what());
     }
     if (!root.is_object()) return bad(origin, "(top level)", std::string("expected an object, got ") + type_name(root));

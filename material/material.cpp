@@ -607,13 +607,20 @@ std::string texture_output_name(const TextureLayout& layout, int mip, const std:
 Result<WrittenTexture> write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded,
                                      int mip, const std::string& suffix, const std::string& format_override,
                                      bool overwrite) {
+    auto writer = TextureFileWriter::open(out_dir, layout, decoded.width, decoded.height, mip, suffix, format_override,
+                                          overwrite);
+    if (!writer.ok()) return writer.status();
+    NMC_RETURN_IF_ERROR((*writer)->write_rows(decoded));
+    return (*writer)->finish();
+}
+
+Result<std::unique_ptr<TextureFileWriter>> TextureFileWriter::open(const std::string& out_dir,
+                                                                   const TextureLayout& layout, int width, int height,
+                                                                   int mip, const std::string& suffix,
+                                                                   const std::string& format_override, bool overwrite) {
     const std::string name = texture_output_name(layout, mip, suffix, format_override);
     const std::string path = (fs::path(out_dir) / name).string();
     if (mip < 0) return Status(StatusCode::invalid_argument, path + ": mip must be >= 0, got " + std::to_string(mip));
-    if (decoded.channels != static_cast<int>(layout.channels.size()))
-        return Status(StatusCode::invalid_argument, path + ": decoded image has " + std::to_string(decoded.channels) +
-                                                        " channels, texture '" + layout.name + "' has " +
-                                                        std::to_string(layout.channels.size()));
     if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos || stem_of(name).empty())
         return Status(StatusCode::invalid_argument, "'" + name + "': not a plain file name");
     const std::string format = format_override.empty() ? layout.file_format : format_override;
@@ -623,32 +630,47 @@ Result<WrittenTexture> write_texture(const std::string& out_dir, const TextureLa
     const bool has_color = std::any_of(layout.channels.begin(), layout.channels.end(),
                                        [](const ChannelSource& c) { return is_color(c.semantic); });
     written.converted_to_linear = layout.color_space == ColorSpace::srgb && has_color && is_float(written.sample_type);
+    // A colour map stored (or now written) linear says so; data maps carry no tag, as their sources usually do not.
+    std::optional<ColorSpace> tag;
+    if (layout.color_space == ColorSpace::srgb)
+        tag = written.converted_to_linear ? ColorSpace::linear : ColorSpace::srgb;
+    if (layout.color_space == ColorSpace::linear && has_color) tag = ColorSpace::linear;
+    auto file = ImageFileWriter::open(path, width, height, static_cast<int>(layout.channels.size()), layout.sample_type,
+                                      format, overwrite, tag);
+    if (!file.ok()) return file.status();
+    return std::unique_ptr<TextureFileWriter>(
+        new TextureFileWriter(layout, std::move(written), std::move(file).value()));
+}
 
-    Image image = decoded;
-    image.sample_type = layout.sample_type;
+Status TextureFileWriter::write_rows(Image band) {
+    if (band.channels != static_cast<int>(layout_.channels.size()))
+        return Status(StatusCode::invalid_argument,
+                      written_.path + ": decoded image has " + std::to_string(band.channels) + " channels, texture '" +
+                          layout_.name + "' has " + std::to_string(layout_.channels.size()));
+    band.sample_type = layout_.sample_type;
     // spec 8.10: float files hold linear light, integer files clamp to [0, 1]. The samples clamped are all of them
     // in an integer file, the converted colour channels (sRGB decoding is defined on [0, 1]) in a float one; they
     // are counted so the caller can say what was lost.
-    const auto n = static_cast<size_t>(image.channels);
+    const auto n = static_cast<size_t>(band.channels);
     for (size_t c = 0; c < n; ++c) {
-        const bool convert = written.converted_to_linear && is_color(layout.channels[c].semantic);
-        if (is_float(written.sample_type) && !convert) continue;
-        for (size_t i = c; i < image.pixels.size(); i += n) {
-            const float v = image.pixels[i];
-            if (written.checked_samples == 0) written.min_value = written.max_value = v;
-            written.min_value = std::min(written.min_value, v);
-            written.max_value = std::max(written.max_value, v);
-            ++written.checked_samples;
-            if (v < 0.0f || v > 1.0f) ++written.clipped_samples;
-            if (convert) image.pixels[i] = srgb_to_linear(v);
+        const bool convert = written_.converted_to_linear && is_color(layout_.channels[c].semantic);
+        if (is_float(written_.sample_type) && !convert) continue;
+        for (size_t i = c; i < band.pixels.size(); i += n) {
+            const float v = band.pixels[i];
+            if (written_.checked_samples == 0) written_.min_value = written_.max_value = v;
+            written_.min_value = std::min(written_.min_value, v);
+            written_.max_value = std::max(written_.max_value, v);
+            ++written_.checked_samples;
+            if (v < 0.0f || v > 1.0f) ++written_.clipped_samples;
+            if (convert) band.pixels[i] = srgb_to_linear(v);
         }
     }
-    // A colour map stored (or now written) linear says so; data maps carry no tag, as their sources usually do not.
-    std::optional<ColorSpace> tag;
-    if (layout.color_space == ColorSpace::srgb) tag = written.converted_to_linear ? ColorSpace::linear : ColorSpace::srgb;
-    if (layout.color_space == ColorSpace::linear && has_color) tag = ColorSpace::linear;
-    NMC_RETURN_IF_ERROR(write_image_tagged(path, image, format, overwrite, tag));
-    return written;
+    return file_->write_rows(band);
+}
+
+Result<WrittenTexture> TextureFileWriter::finish() {
+    NMC_RETURN_IF_ERROR(file_->finish());
+    return written_;
 }
 
 const char* to_string(NormalModeChoice c) {

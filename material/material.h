@@ -4,8 +4,10 @@
 // ignored files are returned.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/image.h"
@@ -147,6 +149,27 @@ struct WrittenTexture {
 Result<WrittenTexture> write_texture(const std::string& out_dir, const TextureLayout& layout, const Image& decoded,
                                      int mip, const std::string& suffix, const std::string& format_override,
                                      bool overwrite);
+
+// write_texture() a band of rows at a time (top to bottom), so that a texture too large to hold whole (16384^2 float
+// RGBA is 4 GiB) is decoded and written a band at a time: with the OpenImageIO backend the writer holds one band
+// (ImageFileWriter). open() makes write_texture()'s checks for a width x height mip and creates the temporary file;
+// finish() completes the file. Destroyed before finish() succeeded, it leaves nothing.
+class TextureFileWriter {
+public:
+    static Result<std::unique_ptr<TextureFileWriter>> open(const std::string& out_dir, const TextureLayout& layout,
+                                                           int width, int height, int mip, const std::string& suffix,
+                                                           const std::string& format_override, bool overwrite);
+    // The next band.height rows of the decoded texture (source-channel values as produced by spec 8.9).
+    Status write_rows(Image band);
+    Result<WrittenTexture> finish();
+
+private:
+    TextureFileWriter(TextureLayout layout, WrittenTexture written, std::unique_ptr<ImageFileWriter> file)
+        : layout_(std::move(layout)), written_(std::move(written)), file_(std::move(file)) {}
+    TextureLayout layout_;
+    WrittenTexture written_;
+    std::unique_ptr<ImageFileWriter> file_;
+};
 
 // The file name write_texture() writes to (no folder).
 std::string texture_output_name(const TextureLayout& layout, int mip, const std::string& suffix,

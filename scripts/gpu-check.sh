@@ -189,7 +189,7 @@ if [ "$mode" = vulkan ]; then
       material=$(basename "$pack" .nmc)
       for device in cpu vulkan; do
         build-gpu-vulkan/cli/nmc validate "$pack" --source "../shared/materials/$material" --device "$device" \
-          --json - >"/tmp/validate-$material-$device.json" 2>>"$out/vulkan-validate.txt" || status=1
+          --json >"/tmp/validate-$material-$device.json" 2>>"$out/vulkan-validate.txt" || status=1
       done
     done
     python3 - vulkan-packs >"$out/vulkan-validate.txt" <<'PY' || status=1

@@ -12,6 +12,7 @@ packages=(
   libpng-dev libjpeg-dev                            # the PNG/JPEG backend used where OpenImageIO is missing
   libcli11-dev nlohmann-json3-dev libzstd-dev
   googletest libgtest-dev
+  clang libclang-rt-dev                             # the fuzzers (libFuzzer; scripts/test.sh builds them in build-fuzz/)
   libvulkan-dev glslang-tools mesa-vulkan-drivers   # the Vulkan runtime (lavapipe: a Vulkan device on any CPU)
 )
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "decoder/cpu/reference_math.h"
 #include "material/image_io.h"
@@ -36,6 +37,83 @@ double normalised(float v, float lo, float hi) { return (static_cast<double>(v) 
 double psnr_from_mse(double mse) {
     if (mse <= 0) return 99.0;
     return std::min(99.0, -10.0 * std::log10(mse));
+}
+
+void ChannelMoments::add(double decoded, double source) {
+    if (n_ == 0) shift_ = source;
+    const double d = decoded - shift_, s = source - shift_;
+    n_ += 1;
+    sum_d_ += d;
+    sum_s_ += s;
+    sum_dd_ += d * d;
+    sum_ss_ += s * s;
+    sum_ds_ += d * s;
+    sse_ += (decoded - source) * (decoded - source);
+}
+
+double ChannelMoments::source_variance() const {
+    return n_ > 0 ? std::max(0.0, sum_ss_ / n_ - (sum_s_ / n_) * (sum_s_ / n_)) : 0.0;
+}
+
+double ChannelMoments::decoded_variance() const {
+    return n_ > 0 ? std::max(0.0, sum_dd_ / n_ - (sum_d_ / n_) * (sum_d_ / n_)) : 0.0;
+}
+
+double ChannelMoments::covariance() const {
+    return n_ > 0 ? sum_ds_ / n_ - (sum_d_ / n_) * (sum_s_ / n_) : 0.0;
+}
+
+TextureStructure structure_of(const std::vector<ChannelMoments>& channels) {
+    TextureStructure t;
+    double var_source = 0, var_decoded = 0, covariance = 0, mse = 0;
+    size_t measured = 0;
+    for (const ChannelMoments& m : channels) {
+        ChannelStructure c;
+        const double vs = m.source_variance(), vd = m.decoded_variance();
+        c.source_std = std::sqrt(vs);
+        c.decoded_std = std::sqrt(vd);
+        c.flat = c.source_std < kFlatSourceStd;
+        c.correlation = vs > 0 && vd > 0 ? std::clamp(m.covariance() / std::sqrt(vs * vd), -1.0, 1.0) : 0.0;
+        c.contrast = vs > 0 ? c.decoded_std / c.source_std : 0.0;
+        t.channels.push_back(c);
+        if (c.flat) continue;
+        var_source += vs;
+        var_decoded += vd;
+        covariance += m.covariance();
+        mse += m.squared_error() / m.count();
+        ++measured;
+    }
+    t.measured = measured > 0;
+    if (!t.measured) return t;
+    t.correlation = var_decoded > 0 ? std::clamp(covariance / std::sqrt(var_source * var_decoded), -1.0, 1.0) : 0.0;
+    t.contrast = std::sqrt(var_decoded / var_source);
+    t.psnr_db = psnr_from_mse(mse / static_cast<double>(measured));
+    t.constant_psnr_db = psnr_from_mse(var_source / static_cast<double>(measured));
+    t.psnr_margin_db = t.psnr_db - t.constant_psnr_db;
+
+    char reason[160];
+    if (t.psnr_margin_db < kMinPsnrMarginDb) {
+        std::snprintf(reason, sizeof reason, "PSNR %.2f dB only %.2f dB above a constant image's %.2f dB (< %.1f)",
+                      t.psnr_db, t.psnr_margin_db, t.constant_psnr_db, kMinPsnrMarginDb);
+        t.collapse_reasons.push_back(reason);
+    }
+    if (t.correlation < kMinCorrelation) {
+        std::snprintf(reason, sizeof reason, "correlation %.2f < %.2f", t.correlation, kMinCorrelation);
+        t.collapse_reasons.push_back(reason);
+    }
+    if (t.contrast < kMinContrast) {
+        std::snprintf(reason, sizeof reason, "contrast %.2f < %.2f", t.contrast, kMinContrast);
+        t.collapse_reasons.push_back(reason);
+    }
+    t.collapsed = !t.collapse_reasons.empty();
+    return t;
+}
+
+std::string collapse_message(const std::string& file_name, const TextureStructure& structure) {
+    std::string message = file_name + " collapsed: ";
+    for (size_t i = 0; i < structure.collapse_reasons.size(); ++i)
+        message += (i > 0 ? "; " : "") + structure.collapse_reasons[i];
+    return message;
 }
 
 Result<std::vector<Image>> read_source_images(const std::vector<std::string>& paths, const Pack& pack,
@@ -206,6 +284,7 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
         const Image& src = source_images[t];
         const auto n = static_cast<size_t>(dec.channels);
         double texture_mse8 = 0;
+        std::vector<ChannelMoments> moments(n);
         for (size_t ch = 0; ch < n; ++ch) {
             float lo, hi;
             channel_range(pack, layout.channels[ch], lo, hi);
@@ -214,6 +293,7 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
                 const double a = normalised(dec.pixels[i * n + ch], lo, hi);
                 const double b = normalised(src.pixels[i * n + ch], lo, hi);
                 sse += (a - b) * (a - b);
+                moments[ch].add(a, b);
                 const auto qa = static_cast<int>(quantise_unorm(static_cast<float>(a), 255));
                 const auto qb = static_cast<int>(quantise_unorm(static_cast<float>(b), 255));
                 sse8 += static_cast<double>((qa - qb) * (qa - qb));
@@ -228,6 +308,7 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
             ++file_channels;
         }
         tq.psnr8_mip0_db = psnr_from_mse(texture_mse8 / static_cast<double>(n));
+        tq.structure = structure_of(moments);
 
         if (layout.holds_normals() && n >= 3) {
             double angle_sum = 0;

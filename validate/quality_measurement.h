@@ -1,7 +1,8 @@
 // Quality of a pack against its source material, measured by decoding it exactly as docs/format-spec.md
 // section 8 says: NVIDIA-style float PSNR (spec 8.10) overall, per pack channel, per mip and per texture, the
-// 8-bit mip-0 comparison metric users check by hand, maximum errors and normal-map angular error. Used by
-// `nmc validate` and by the compressor to store the quality of what it wrote.
+// 8-bit mip-0 comparison metric users check by hand, maximum errors, normal-map angular error, and the structure
+// measure that notices a map decoded nearly flat (correlation, contrast, the PSNR of a constant image, the collapse
+// rule). Used by `nmc validate` and by the compressor to store the quality of what it wrote.
 #pragma once
 
 #include <string>
@@ -44,6 +45,63 @@ struct ChannelQuality {
     double max_abs_error = 0;    // largest |decoded - source| over all mips, in [0, 1] units
 };
 
+// Structure of one file channel at mip 0, in the channel's normalised [0, 1] units (docs/cli.md, "Structure").
+struct ChannelStructure {
+    bool flat = false;       // the source's standard deviation is below kFlatSourceStd: nothing to preserve
+    double correlation = 0;  // Pearson correlation of decoded and source values; 0 when the decoded one is constant
+    double contrast = 0;     // std(decoded) / std(source)
+    double source_std = 0;
+    double decoded_std = 0;
+};
+
+// Whether a texture kept the structure of its source at mip 0: figures pooled over its non-flat file channels
+// (every channel centred on its own mean), and the collapse rule. docs/cli.md ("Structure") has the formulas.
+struct TextureStructure {
+    bool measured = false;        // false: every file channel is flat (a constant map cannot collapse)
+    double correlation = 0;       // sum cov / sqrt(sum var_source * sum var_decoded); 0 for a constant decode
+    double contrast = 0;          // sqrt(sum var_decoded / sum var_source)
+    double psnr_db = 0;           // mip-0 float PSNR over the non-flat channels
+    double constant_psnr_db = 0;  // the PSNR a constant image of the source's own means scores there
+    double psnr_margin_db = 0;    // psnr_db - constant_psnr_db: 10 log10(sum var_source / sum mse) below 99 dB
+    bool collapsed = false;       // the rule below failed
+    std::vector<std::string> collapse_reasons;  // each failed bound in words ("correlation 0.14 < 0.50")
+    std::vector<ChannelStructure> channels;     // per file channel
+};
+
+// The collapse rule's bounds (docs/cli.md, "Structure"). A source channel whose standard deviation is below half an
+// 8-bit code carries no structure an 8-bit display shows: it is flat and left out, so a constant map is never
+// flagged. A measured texture collapses when its PSNR is less than kMinPsnrMarginDb above the constant image's (its
+// error is more than half the source's own variance: a flat grey image is nearly as good), when its correlation is
+// below kMinCorrelation, or when it keeps less than kMinContrast of the source's contrast (standard deviation).
+constexpr double kFlatSourceStd = 0.5 / 255.0;
+constexpr double kMinPsnrMarginDb = 3.0;
+constexpr double kMinCorrelation = 0.5;
+constexpr double kMinContrast = 0.5;
+
+// Running sums of one file channel's decoded and source values at mip 0 (normalised to the channel's [0, 1] range),
+// for structure_of(). Sums are taken about the first source value, so a map of small spread around a large mean
+// (a height map at 0.5 +- 0.01) keeps its variance's digits.
+class ChannelMoments {
+public:
+    void add(double decoded, double source);
+    double count() const { return n_; }
+    double source_variance() const;  // population variance
+    double decoded_variance() const;
+    double covariance() const;
+    double squared_error() const { return sse_; }  // sum of (decoded - source)^2
+
+private:
+    double n_ = 0, shift_ = 0;
+    double sum_d_ = 0, sum_s_ = 0, sum_dd_ = 0, sum_ss_ = 0, sum_ds_ = 0, sse_ = 0;
+};
+
+// The structure of a texture from its file channels' moments, with the collapse rule above.
+TextureStructure structure_of(const std::vector<ChannelMoments>& channels);
+
+// A collapsed texture in one line, its reasons joined by "; ": "height.png collapsed: PSNR 37.35 dB only 0.08 dB
+// above a constant image's 37.27 dB (< 3.0); correlation 0.14 < 0.50; contrast 0.16 < 0.50".
+std::string collapse_message(const std::string& file_name, const TextureStructure& structure);
+
 struct TextureQualityDetail {
     std::string name;
     std::string file_name;
@@ -54,6 +112,7 @@ struct TextureQualityDetail {
     std::vector<double> channels8;   // the same per file channel
     int max_abs_error8 = 0;          // largest 8-bit code difference at mip 0
     double mean_angle_deg = -1;      // normal maps: mean angle between decoded and source normals at mip 0
+    TextureStructure structure;      // mip 0, every file channel
 };
 
 struct QualityMeasurement {

@@ -39,6 +39,11 @@ void heat_colour(float error_codes, float* rgb) {
     for (int k = 0; k < 3; ++k) rgb[k] = kStops[i][k] + (kStops[i + 1][k] - kStops[i][k]) * f;
 }
 
+// The heat map of a texture: FOLDER/<texture name>_diff.png.
+std::string heat_map_path(const std::string& diff_dir, const TextureLayout& texture) {
+    return diff_dir + "/" + texture.name + "_diff.png";
+}
+
 // One heat map per texture: per texel, the largest 8-bit code difference over the texture's channels at mip 0,
 // each channel normalised by its pack channel's range first, as measure_quality() does for the 8-bit figures.
 Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const ReferenceMaterial& ref,
@@ -69,18 +74,24 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
             }
             heat_colour(static_cast<float>(worst), &heat.pixels[i * 3]);
         }
-        const std::string path = options.diff_dir + "/" + pack.textures[t].name + "_diff.png";
+        const std::string path = heat_map_path(options.diff_dir, pack.textures[t]);
         NMC_RETURN_IF_ERROR(write_image(path, heat, "png", options.overwrite));
         written.push_back(path);
     }
     return Status::success();
 }
 
-// A gate asked for (--min-psnr, --max-drop) that cannot be measured is a failure of its own: a build pipeline that
-// asks for a threshold must not read "pass" when nothing was compared.
-void fail_unchecked(const std::string& flag, double value, const std::string& why, ValidationReport& report) {
+// A gate asked for (--min-psnr, --max-drop, --fail-on-collapse) that cannot be measured is a failure of its own: a
+// build pipeline that asks for a threshold must not read "pass" when nothing was compared. `asked` is the gate as
+// given ("--min-psnr 40.00 dB").
+void fail_unchecked(const std::string& flag, const std::string& asked, const std::string& why,
+                    ValidationReport& report) {
     report.unchecked_thresholds.push_back(flag);
-    report.failures.push_back(flag + " " + format_db(value) + " dB could not be checked: " + why);
+    report.failures.push_back(asked + " could not be checked: " + why);
+}
+
+std::string db_gate(const std::string& flag, double value) {
+    return flag + " " + format_db(value) + " dB";
 }
 
 }  // namespace
@@ -146,6 +157,15 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                             (static_cast<double>(pack->material.width) * static_cast<double>(pack->material.height));
     report.stored_quality_present = pack->quality.present;
     report.stored_psnr_db = pack->quality.psnr_db;
+    // A heat map that would replace a file without --force stops the run before anything is decoded.
+    if (!options.diff_dir.empty() && !options.overwrite) {
+        for (const TextureLayout& texture : pack->textures) {
+            const std::string heat_map = heat_map_path(options.diff_dir, texture);
+            std::error_code ec;
+            if (std::filesystem::exists(heat_map, ec))
+                return Status(StatusCode::io_error, heat_map + ": exists (use --force to overwrite)");
+        }
+    }
 
     auto decoder = create_pack_decoder(pack.value(), options.decoder);
     if (!decoder.ok()) return decoder.status();
@@ -165,8 +185,11 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                           (resolved != recorded ? " (" + resolved + ", relative to the pack's folder)" : "") +
                           " does not exist";
             const std::string why = "quality not measured: " + report.source_note;
-            if (options.min_psnr_db >= 0) fail_unchecked("--min-psnr", options.min_psnr_db, why, report);
-            if (options.max_drop_required) fail_unchecked("--max-drop", options.max_drop_db, why, report);
+            if (options.min_psnr_db >= 0)
+                fail_unchecked("--min-psnr", db_gate("--min-psnr", options.min_psnr_db), why, report);
+            if (options.max_drop_required)
+                fail_unchecked("--max-drop", db_gate("--max-drop", options.max_drop_db), why, report);
+            if (options.fail_on_collapse) fail_unchecked("--fail-on-collapse", "--fail-on-collapse", why, report);
             if (!report.unchecked_thresholds.empty()) report.verdict = Verdict::threshold_not_checked;
             return report;
         }
@@ -215,8 +238,17 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
                                   format_db(report.stored_psnr_db) + " dB by more than --max-drop " +
                                   format_db(options.max_drop_db) + " dB");
     }
+    for (const TextureQualityDetail& t : report.quality.textures) {
+        if (!t.structure.collapsed) continue;
+        if (options.fail_on_collapse) {
+            quality_failed = true;
+            report.failures.push_back(collapse_message(t.file_name, t.structure));
+        } else {
+            report.warnings.push_back(collapse_message(t.file_name, t.structure));
+        }
+    }
     if (options.max_drop_required && !report.stored_quality_present && report.verdict != Verdict::source_mismatch)
-        fail_unchecked("--max-drop", options.max_drop_db,
+        fail_unchecked("--max-drop", db_gate("--max-drop", options.max_drop_db),
                        "the pack stores no PSNR measured at compression (spec 5.8) to measure the drift from", report);
     if (quality_failed && report.verdict == Verdict::pass) report.verdict = Verdict::quality_below_threshold;
     if (!report.unchecked_thresholds.empty() && report.verdict == Verdict::pass)
@@ -227,12 +259,43 @@ Result<ValidationReport> validate_pack_file(const std::string& path, const Valid
     return report;
 }
 
+namespace {
+
+nlohmann::ordered_json structure_json(const TextureStructure& t) {
+    using Json = nlohmann::ordered_json;
+    Json j;
+    j["measured"] = t.measured;
+    j["collapsed"] = t.collapsed;
+    j["correlation"] = t.measured ? Json(t.correlation) : Json(nullptr);
+    j["contrast"] = t.measured ? Json(t.contrast) : Json(nullptr);
+    j["psnr_db"] = t.measured ? Json(t.psnr_db) : Json(nullptr);
+    j["constant_psnr_db"] = t.measured ? Json(t.constant_psnr_db) : Json(nullptr);
+    j["psnr_margin_db"] = t.measured ? Json(t.psnr_margin_db) : Json(nullptr);
+    j["collapse_reasons"] = t.collapse_reasons;
+    Json channels = Json::array();
+    for (const ChannelStructure& c : t.channels)
+        channels.push_back({{"flat", c.flat},
+                            {"correlation", c.flat ? Json(nullptr) : Json(c.correlation)},
+                            {"contrast", c.flat ? Json(nullptr) : Json(c.contrast)},
+                            {"source_std", c.source_std},
+                            {"decoded_std", c.decoded_std}});
+    j["channels"] = channels;
+    return j;
+}
+
+}  // namespace
+
+std::string texture_structure_json(const TextureStructure& structure) {
+    return structure_json(structure).dump();
+}
+
 std::string validation_report_json(const ValidationReport& r) {
     using Json = nlohmann::ordered_json;
     Json j;
     j["pack"] = r.pack_path;
     j["verdict"] = to_string(r.verdict);
     j["failures"] = r.failures;
+    j["warnings"] = r.warnings;
     j["unchecked_thresholds"] = r.unchecked_thresholds;
     Json problems = Json::array();
     for (const Status& s : r.structural_problems)
@@ -268,6 +331,7 @@ std::string validation_report_json(const ValidationReport& r) {
                     {"channels", t.channels}, {"psnr8_mip0_db", t.psnr8_mip0_db}, {"channels8", t.channels8},
                     {"max_abs_error8", t.max_abs_error8}};
             if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            tj["structure"] = structure_json(t.structure);
             textures.push_back(std::move(tj));
         }
         quality["textures"] = textures;

@@ -23,6 +23,10 @@ struct ValidationOptions {
     // PSNR) fails with Verdict::threshold_not_checked. Without it, max_drop_db is only checked when it can be.
     // A min_psnr_db >= 0 is always such a gate.
     bool max_drop_required = false;
+    // A texture that collapsed (TextureStructure::collapsed: decoded nearly flat, or no better than a constant image)
+    // fails the check (Verdict::quality_below_threshold) instead of being a warning; a gate like min_psnr_db, so
+    // threshold_not_checked when quality cannot be measured.
+    bool fail_on_collapse = false;
 };
 
 struct SourceCheck {
@@ -37,8 +41,8 @@ enum class Verdict {
     pass,
     structurally_invalid,     // the pack breaks the spec
     source_mismatch,          // sources differ from those the pack was made from
-    quality_below_threshold,  // --min-psnr or --max-drop failed
-    threshold_not_checked,    // --min-psnr or --max-drop was asked for but could not be measured
+    quality_below_threshold,  // --min-psnr, --max-drop or --fail-on-collapse failed
+    threshold_not_checked,    // --min-psnr, --max-drop or --fail-on-collapse was asked for but could not be measured
 };
 const char* to_string(Verdict v);
 
@@ -56,7 +60,11 @@ struct ValidationReport {
     double stored_psnr_db = 0;
     double drift_db = 0;                     // measured - stored; 0 when no quality is stored
     std::vector<std::string> failures;       // each failed check in words
-    // The thresholds asked for that could not be measured ("--min-psnr", "--max-drop"); each is also a failure.
+    // Findings that do not fail the check: each collapsed texture ("height.png collapsed: correlation 0.14 < 0.50")
+    // unless fail_on_collapse makes it a failure.
+    std::vector<std::string> warnings;
+    // The thresholds asked for that could not be measured ("--min-psnr", "--max-drop", "--fail-on-collapse"); each is
+    // also a failure.
     std::vector<std::string> unchecked_thresholds;
     std::vector<std::string> diff_images;    // heat maps written
     Verdict verdict = Verdict::pass;
@@ -70,7 +78,8 @@ std::string resolve_recorded_source_folder(const std::string& pack_path, const s
 // What a pack written to `pack_path` records as `encoder.source_folder` for sources read from `source_folder`
 // (both as the caller names them, relative to the working directory or absolute): the source folder relative to
 // the pack's folder (symbolic links resolved), so that a pack moved together with its sources still finds them;
-// the absolute folder when no relative path exists. "" stays "".
+// the absolute folder when no relative path exists. "" stays "". A manifest written by `nmc scan` records its
+// `folder` by the same rule, with the manifest's path as `pack_path`.
 std::string source_folder_to_record(const std::string& source_folder, const std::string& pack_path);
 
 // Validates the pack at `path`. Fails (Status) only when the pack file cannot be read at all (io_error), is not
@@ -79,6 +88,10 @@ std::string source_folder_to_record(const std::string& source_folder, const std:
 // written (io_error: nothing partial is left); every finding about the pack itself is in the report's verdict,
 // and a source file that does not decode (corrupt, truncated) is a source mismatch.
 Result<ValidationReport> validate_pack_file(const std::string& path, const ValidationOptions& options);
+
+// A texture's structure as a JSON object (text): the "structure" object of `nmc validate --json` and `nmc compress
+// --json` (docs/cli.md, "Structure"). Figures a flat source leaves undefined are null.
+std::string texture_structure_json(const TextureStructure& structure);
 
 // The report as a JSON object carrying every number `nmc validate` prints.
 std::string validation_report_json(const ValidationReport& report);

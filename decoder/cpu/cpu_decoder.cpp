@@ -191,6 +191,14 @@ Status CpuDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>&
 }
 
 Result<Image> CpuDecoder::decode_texture(int texture, int mip) const {
+    if (mip < 0 || mip >= model_->mip_count) {
+        return Status(StatusCode::invalid_argument, "decode_texture: mip " + std::to_string(mip) + " outside 0.." +
+                                                        std::to_string(model_->mip_count - 1));
+    }
+    return decode_texture_rows(texture, mip, 0, model_->mip_height(mip));
+}
+
+Result<Image> CpuDecoder::decode_texture_rows(int texture, int mip, int first_row, int row_count) const {
     const cpu_detail::Model& model = *model_;
     if (texture < 0 || texture >= static_cast<int>(model.textures.size())) {
         return Status(StatusCode::invalid_argument, "decode_texture: texture " + std::to_string(texture) +
@@ -203,11 +211,16 @@ Result<Image> CpuDecoder::decode_texture(int texture, int mip) const {
     const TextureLayout& layout = model.textures[static_cast<size_t>(texture)];
     const int w = model.mip_width(mip);
     const int h = model.mip_height(mip);
+    if (first_row < 0 || row_count < 1 || first_row > h - row_count) {
+        return Status(StatusCode::invalid_argument, "decode_texture_rows: rows " + std::to_string(first_row) + " + " +
+                                                        std::to_string(row_count) + " outside the mip's " +
+                                                        std::to_string(h));
+    }
     const int channels = static_cast<int>(layout.channels.size());
-    Image image(w, h, channels, layout.sample_type);
+    Image image(w, row_count, channels, layout.sample_type);
     const auto query_of = [&](size_t i) {
         return TexelQuery{texel_centre(static_cast<int>(i % static_cast<size_t>(w)), w),
-                          texel_centre(static_cast<int>(i / static_cast<size_t>(w)), h), mip};
+                          texel_centre(first_row + static_cast<int>(i / static_cast<size_t>(w)), h), mip};
     };
     // spec 8.8-8.9 per texel, straight from the tile into the image.
     const auto sink = [&](size_t first, int count, const float* values) {

@@ -64,6 +64,10 @@ public:
     // has the texture's channel count and sample_type.
     Result<Image> decode_texture(int texture, int mip) const;
 
+    // decode_texture() of rows [first_row, first_row + row_count) of the mip only (an Image of row_count rows, the
+    // same values): a large texture decoded a band at a time. invalid_argument for rows outside the mip.
+    Result<Image> decode_texture_rows(int texture, int mip, int first_row, int row_count) const;
+
     // spec 8.1-8.7 for each query: out is resized to queries.size() * C, query i's channels at [i * C, i * C + C).
     // invalid_argument (and out untouched) if any query has a mip out of range or coordinates outside the limit.
     Status decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "decoder/cpu/cpu_features.h"
 #include "decoder/cpu/decoder_model.h"
 
 // Only the code below is compiled for AVX2: the headers above keep the build's baseline ISA, so an inline
@@ -94,7 +95,8 @@ inline __m256 output_transform(__m256 o, float lo, float hi) {
 }  // namespace
 
 bool avx2_supported() {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    const CpuFeatures& cpu = cpu_features();
+    return cpu.avx2 && cpu.fma && cpu.f16c;
 }
 
 void round_to_fp8_avx2(const float* in, float* out, size_t n) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "decoder/cpu/cpu_features.h"
 #include "decoder/cpu/decoder_model.h"
 
 // Only the code below is compiled for AVX-512: the headers above keep the build's baseline ISA, so an inline
@@ -283,14 +284,13 @@ bool assemble_input_x16(const Model& model, const TexelQuery* queries, float* x)
 }  // namespace
 
 bool avx512bf16_supported() {
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bf16");
+    const CpuFeatures& cpu = cpu_features();
+    return cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512dq && cpu.avx512bf16;
 }
 
 bool avx512fp16_supported() {
 #if NMC_HAVE_AVX512FP16
-    return avx512bf16_supported() && __builtin_cpu_supports("avx512fp16");
+    return avx512bf16_supported() && cpu_features().avx512fp16;
 #else
     return false;
 #endif

@@ -2,7 +2,8 @@
 // a broken material (exit 9, the rest done), up-to-date packs skipped, --force, --dry-run, a kill -9 in the
 // middle and a restart, stale working folders and claims of dead batches, two batches sharing one tree, sharding
 // N = 1..5, the report's numbers against `nmc inspect --json`, Unreal-named maps and images left out of packs
-// (--strict), and reports on a full disk.
+// (--strict), reports on a full disk, Ctrl-C and SIGTERM (finished packs reported done), and the reports' settings,
+// quality columns, warnings, totals and --min-psnr gate.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,7 @@
 #include "core/checksum.h"
 #include "format/pack.h"
 #include "tests/cli/nmc_process.h"
+#include "tests/format/pack_equality.h"
 #include "tests/material/test_support.h"
 
 namespace {
@@ -381,6 +383,26 @@ TEST(BatchCli, ConcurrentBatchesShareTheWork) {
     for (const std::string& f : files_under(out)) EXPECT_EQ(f.find(".claim"), std::string::npos) << f;
 }
 
+// Issue 34: `batch -j 2` gives each child half the cores as OpenMP threads, and OpenBLAS divided the trainer's matrix
+// products by that count, so a batch pack differed from the `compress` pack of the same material and seed. Both run
+// their products on one BLAS thread now (compressor/openblas_core.h).
+TEST(BatchCli, ParallelJobsTrainWhatCompressTrains) {
+    TempDir dir;
+    const std::string root = dir.file("assets");
+    write_material(root + "/rock", "rock", 1);
+    const CommandResult batch = run_nmc(fast_batch(root + " -o " + dir.file("batch") + " -j 2 --seed 7"), dir.path());
+    ASSERT_EQ(batch.exit_code, 0) << batch.err;
+    // Beside the batch's OUT, so that the source folder the pack records (relative to the pack) is the same.
+    const CommandResult compress = run_nmc("-q compress " + root + "/rock -o " + dir.file("compress") +
+                                               "/rock.nmc --quality fast --steps 20 --bpp 600 --seed 7",
+                                           dir.path());
+    ASSERT_EQ(compress.exit_code, 0) << compress.err;
+    const std::vector<uint8_t> from_batch = nmc::testing::pack_bytes_without_training_time(dir.file("batch/rock.nmc"));
+    ASSERT_FALSE(from_batch.empty());
+    EXPECT_TRUE(from_batch == nmc::testing::pack_bytes_without_training_time(dir.file("compress/rock.nmc")))
+        << "batch -j 2 and compress trained different packs";
+}
+
 TEST(BatchCli, ShardsCoverEveryMaterialOnce) {
     TempDir dir;
     const std::string root = dir.file("assets"), out = dir.file("out");
@@ -623,6 +645,13 @@ TEST(BatchCli, CsvReportMatchesJsonReport) {
     const std::map<std::string, Json> rows = report_rows(out);
     int count = 0;
     while (std::getline(csv, line)) {
+        if (line.rfind("(total),", 0) == 0) {  // the totals row, last: the sum of the packs' bytes
+            uint64_t pack_bytes = 0;
+            for (const auto& [name, row] : rows) pack_bytes += row["pack_bytes"].get<uint64_t>();
+            EXPECT_NE(line.find("," + std::to_string(pack_bytes) + ","), std::string::npos) << line;
+            EXPECT_FALSE(std::getline(csv, line)) << line;
+            break;
+        }
         ++count;
         const bool quoted = line.rfind("\"y,z\",", 0) == 0;
         const std::string name = quoted ? "y,z" : line.substr(0, line.find(','));
@@ -635,4 +664,125 @@ TEST(BatchCli, CsvReportMatchesJsonReport) {
     EXPECT_EQ(count, 2);
 }
 
+// Bug: after Ctrl-C (SIGINT to the whole process group, children included) the child being interrupted could exit
+// before the batch saw its own signal, and its material was reported (and recorded) as failed; SIGTERM to the batch
+// alone must stop it the same way. Either way: exit 10, the packs finished before are `ok` in the report, the others
+// `pending`, none `failed`, and no record says failed.
+TEST(BatchCli, InterruptReportsFinishedPacksAsDone) {
+    for (const int signal_number : {SIGINT, SIGTERM}) {
+        TempDir dir;
+        const std::string root = dir.file("assets"), out = dir.file("out");
+        for (const std::string n : {"m1", "m2", "m3", "m4"}) write_material(root + "/" + n, n, n[1] - '0');
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            ::setpgid(0, 0);  // its own process group, as a shell's foreground job
+            const std::string bin = nmc_binary();
+            std::freopen("/dev/null", "w", stdout);
+            std::freopen("/dev/null", "w", stderr);
+            // 60 steps: each material trains long enough to be interrupted in the middle.
+            ::execl(bin.c_str(), bin.c_str(), "-q", "batch", root.c_str(), "-o", out.c_str(), "--quality", "fast",
+                    "--steps", "60", "--bpp", "600", static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!fs::exists(out + "/m1.nmc") && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the next child is training
+        ::kill(signal_number == SIGINT ? -pid : pid, signal_number);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        ASSERT_TRUE(WIFEXITED(status)) << strsignal(signal_number);
+        EXPECT_EQ(WEXITSTATUS(status), 10) << strsignal(signal_number);
+        const std::map<std::string, Json> rows = report_rows(out);
+        ASSERT_EQ(rows.size(), 4u) << strsignal(signal_number);
+        int done = 0;
+        for (const auto& [name, row] : rows) {
+            const bool packed = fs::exists(out + "/" + name + ".nmc");
+            EXPECT_EQ(row["status"], packed ? "ok" : "pending") << strsignal(signal_number) << " " << name;
+            done += packed;
+            const Json record = read_json(out + "/" + name + ".nmc.state.json");
+            if (record.is_object()) {
+                EXPECT_EQ(record["status"], "ok") << strsignal(signal_number) << " " << name;
+            }
+        }
+        EXPECT_GE(done, 1) << strsignal(signal_number);
+        EXPECT_LT(done, 4) << strsignal(signal_number) << ": the batch finished before the signal, proving nothing";
+    }
+}
+
+// The report says how the packs were made and how good they are: the nmc version and settings, psnr8 and the worst
+// texture per material, compress's warnings, a totals row; the compress options batch passes on (--address-mode,
+// --resample here) reach the packs; a --min-psnr gate fails the materials below it (exit 9) without compressing them
+// again; a material that fails shows the image library's own words, not a generic "PNG library error".
+TEST(BatchCli, ReportCarriesSettingsQualityWarningsTotalsAndTheGate) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    write_material(root + "/a", "a", 1);
+    fs::create_directories(root + "/b");
+    nmc::test::write_png(root + "/b/b_albedo.png", nmc::test::make_image(16, 16, 3, [](int x, int y, int c) {
+        return static_cast<float>((x * 11 + y * 5 + c * 40) % 256) / 255.0f;
+    }));
+    nmc::test::write_png(root + "/b/b_roughness.png", nmc::test::make_image(8, 8, 1, [](int x, int y, int) {
+        return static_cast<float>(x * 30 + y) / 255.0f;
+    }));
+    // A PNG whose chunks are whole (every CRC right) but whose pixel data stops after 8 of its 16 rows.
+    const std::string broken = root + "/c/c_albedo.png";
+    {
+        fs::create_directories(root + "/c");
+        nmc::test::write_png(broken, nmc::test::make_image(16, 8, 3, [](int, int, int) { return 0.5f; }));
+        std::string bytes = slurp(broken);
+        bytes[23] = 16;  // IHDR height 8 -> 16 (big-endian, bytes 20-23), then the chunk's CRC again
+        const uint32_t crc = nmc::crc32(reinterpret_cast<const uint8_t*>(bytes.data()) + 12, 17);
+        for (int i = 0; i < 4; ++i) bytes[29 + i] = static_cast<char>(crc >> (24 - 8 * i));
+        std::ofstream(broken, std::ios::binary) << bytes;
+    }
+
+    CommandResult r = run_nmc(fast_batch(root + " -o " + out + " --address-mode clamp --resample --min-psnr 99"),
+                              dir.path());
+    EXPECT_EQ(r.exit_code, 9) << r.out << r.err;
+    const Json report = read_json(out + "/report.json");
+    ASSERT_TRUE(report.is_object());
+    EXPECT_EQ(report["nmc_version"].get<std::string>().rfind("nmc ", 0), 0u);
+    EXPECT_EQ(report["settings"]["address_mode"], "clamp");
+    EXPECT_EQ(report["settings"]["resample"], true);
+    EXPECT_EQ(report["settings"]["min_psnr"], 99.0);
+    const std::map<std::string, Json> rows = report_rows(out);
+    for (const std::string name : {"a", "b"}) {
+        const Json& row = rows.at(name);
+        EXPECT_EQ(row["status"], "failed") << name;
+        EXPECT_EQ(row["exit_code"], 6) << name;
+        EXPECT_NE(row["error"].get<std::string>().find("is below --min-psnr 99.00 dB"), std::string::npos) << row;
+        EXPECT_GT(row["psnr8_mip0_db"].get<double>(), 0.0) << name;
+        EXPECT_TRUE(row["worst_texture"].is_object()) << name;
+        auto pack = nmc::read_pack_file(out + "/" + name + ".nmc");  // the gate keeps the pack
+        ASSERT_TRUE(pack.ok()) << name;
+        EXPECT_EQ(pack->material.address_mode, nmc::AddressMode::clamp) << name;
+        EXPECT_EQ(read_json(out + "/" + name + ".nmc.state.json")["status"], "ok") << name;
+    }
+    ASSERT_EQ(rows.at("b")["warnings"].size(), 1u) << rows.at("b");
+    EXPECT_NE(rows.at("b")["warnings"][0].get<std::string>().find("b_roughness.png"), std::string::npos);
+    EXPECT_EQ(rows.at("c")["exit_code"], 8);
+    EXPECT_NE(rows.at("c")["error"].get<std::string>().find("c_albedo.png"), std::string::npos) << rows.at("c");
+    EXPECT_NE(rows.at("c")["error"].get<std::string>().find("Not enough image data"), std::string::npos)
+        << rows.at("c");
+    const Json& totals = report["totals"];
+    EXPECT_EQ(totals["pack_bytes"].get<uint64_t>(),
+              rows.at("a")["pack_bytes"].get<uint64_t>() + rows.at("b")["pack_bytes"].get<uint64_t>());
+    EXPECT_DOUBLE_EQ(totals["min_psnr_db"].get<double>(),
+                     std::min(rows.at("a")["psnr_db"].get<double>(), rows.at("b")["psnr_db"].get<double>()));
+    const std::string md = slurp(out + "/report.md");
+    EXPECT_NE(md.find("--address-mode clamp --resample --min-psnr 99"), std::string::npos) << md;
+    EXPECT_NE(md.find("\n| total |"), std::string::npos) << md;
+    EXPECT_NE(md.find("## Warnings\n\n- b: "), std::string::npos) << md;
+
+    // Without the gate the same packs are up to date: the gate judged them, it did not make them stale.
+    r = run_nmc(fast_batch(root + " -o " + out + " --address-mode clamp --resample"), dir.path());
+    EXPECT_EQ(r.exit_code, 9) << r.out << r.err;  // c still fails
+    const std::map<std::string, Json> again = report_rows(out);
+    EXPECT_EQ(again.at("a")["status"], "skipped");
+    EXPECT_EQ(again.at("b")["status"], "skipped");
+}
+
 }  // namespace
+

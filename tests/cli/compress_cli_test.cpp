@@ -2,7 +2,8 @@
 // writes against `nmc inspect --json`, the source folder it records (relative to the pack's folder), bad input and
 // usage errors with their exit codes (cli/exit_codes.h) and nothing written, --target-psnr's report, the normal-mode
 // choice, Unreal-named maps and an image left out (--strict), the output checked before training, the output folder
-// created, and one image file as a material. 16x16 materials: LibTorch's start-up dominates.
+// created, one image file as a material, and a collapsed map reported (a flat one not). 16x16 materials: LibTorch's
+// start-up dominates.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -12,12 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "tests/cli/nmc_process.h"
+#include "tests/format/pack_equality.h"
 #include "tests/material/test_support.h"
 
 namespace {
@@ -40,6 +43,25 @@ void write_albedo_roughness(const std::string& folder) {
 }
 
 Json parse(const std::string& text) { return Json::parse(text, nullptr, false); }
+
+// Sets an environment variable for its lifetime (nmc children inherit it), restoring the previous value after.
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+        if (const char* previous = std::getenv(name)) previous_ = previous;
+        ::setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnvironment() {
+        if (previous_)
+            ::setenv(name_, previous_->c_str(), 1);
+        else
+            ::unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    std::optional<std::string> previous_;
+};
 
 TEST(CompressCli, WritesThePackItReports) {
     TempDir dir;
@@ -75,6 +97,54 @@ TEST(CompressCli, WritesThePackItReports) {
     EXPECT_DOUBLE_EQ(seconds["training"].get<double>(), report["training_seconds"].get<double>());
     EXPECT_NEAR(stages, seconds["total"].get<double>(), 1e-6 + 1e-9 * stages) << seconds.dump();
     EXPECT_GT(seconds["measure"].get<double>(), 0.0);
+}
+
+// A map the pack does not reproduce is reported as collapsed by compress (a warning, and its --json structure) and by
+// validate (the same figures; a warning, and exit 6 under --fail-on-collapse); a flat map (a constant metalness)
+// has no structure to lose and is never flagged. Two training steps leave the network far from every map.
+TEST(CompressCli, CollapsedMapIsReportedAndAFlatOneIsNot) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    nmc::test::write_png(dir.file("crate/crate_metallic.png"),
+                         nmc::test::make_image(16, 16, 1, [](int, int, int) { return 0.5f; }));
+    const std::string pack = dir.file("crate.nmc");
+    CommandResult r = run_nmc(
+        "compress " + dir.file("crate") + " -o " + pack + " --quality fast --steps 2 --bpp 600 --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("nmc: warning: crate_roughness.png collapsed: "), std::string::npos) << r.err;
+    const Json report = parse(r.out);
+    ASSERT_TRUE(report.is_object()) << r.out;
+    Json roughness, metallic;
+    for (const Json& t : report["textures"]) {
+        if (t["texture"] == "crate_roughness") roughness = t["structure"];
+        if (t["texture"] == "crate_metallic") metallic = t["structure"];
+    }
+    ASSERT_TRUE(roughness.is_object()) << report["textures"].dump();
+    ASSERT_TRUE(metallic.is_object()) << report["textures"].dump();
+    EXPECT_EQ(roughness["measured"], true);
+    EXPECT_EQ(roughness["collapsed"], true);
+    EXPECT_EQ(metallic["measured"], false);
+    EXPECT_EQ(metallic["collapsed"], false);
+    bool warned = false;
+    for (const Json& w : report["warnings"])
+        warned = warned || w.get<std::string>().rfind("crate_roughness.png collapsed", 0) == 0;
+    EXPECT_TRUE(warned) << report["warnings"].dump();
+
+    r = run_nmc("validate " + pack + " --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;  // a warning, not a failure
+    const Json validated = parse(r.out);
+    ASSERT_TRUE(validated.is_object()) << r.out;
+    for (const Json& t : validated["quality"]["textures"])
+        if (t["name"] == "crate_roughness") {
+            EXPECT_EQ(t["structure"]["collapsed"], true);
+            EXPECT_NEAR(t["structure"]["correlation"].get<double>(), roughness["correlation"].get<double>(), 1e-9);
+            EXPECT_NEAR(t["structure"]["constant_psnr_db"].get<double>(), roughness["constant_psnr_db"].get<double>(),
+                        1e-9);
+        }
+    r = run_nmc("validate " + pack + " --fail-on-collapse", dir.path());
+    EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+    EXPECT_NE(r.out.find("FAIL      crate_roughness.png collapsed: "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("crate_metallic.png collapsed"), std::string::npos) << r.out;
 }
 
 // The pack records its source folder relative to its own folder (spec 5.7), where `nmc validate` looks: a pack
@@ -245,6 +315,55 @@ TEST(CompressCli, ExistingOutputNeedsForce) {
     r = run_nmc("compress " + dir.file("crate") + " -o " + out + kFast + " --force", dir.path());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_GT(fs::file_size(out), 7u);
+}
+
+// -v changes what compress says (it once changed nothing): the textures as read, progress logged one line per tenth
+// of the steps where stderr is not a terminal (the test's file), and per texture PSNR8, per-channel and per-mip PSNR
+// on stdout. The default level logs no progress off a terminal; -q prints no warnings.
+TEST(CompressCli, VerboseAddsTexturesProgressAndPerTextureDetail) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    const std::string base = "compress " + dir.file("crate") + " -o " + dir.file("out.nmc") + kFast + " -f";
+    const CommandResult plain = run_nmc(base, dir.path());
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_EQ(plain.err.find("step "), std::string::npos) << plain.err;
+    EXPECT_EQ(plain.out.find("per file channel"), std::string::npos) << plain.out;
+
+    const CommandResult verbose = run_nmc(base + " -v", dir.path());
+    ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+    EXPECT_NE(verbose.err.find("  crate_albedo.png: albedo, 3 ch, uint8 srgb\n"), std::string::npos)
+        << verbose.err;
+    size_t progress_lines = 0;
+    for (size_t at = verbose.err.find("step "); at != std::string::npos; at = verbose.err.find("step ", at + 1))
+        ++progress_lines;
+    // At most one line per tenth; the trainer reports progress every few steps, so fewer on 20 steps.
+    EXPECT_GE(progress_lines, 1u) << verbose.err;
+    EXPECT_LE(progress_lines, 10u) << verbose.err;
+    EXPECT_NE(verbose.err.find("step 20/20  PSNR "), std::string::npos) << verbose.err;
+    EXPECT_NE(verbose.out.find("psnr8 mip 0 "), std::string::npos) << verbose.out;
+    EXPECT_NE(verbose.out.find("; per mip "), std::string::npos) << verbose.out;
+
+    // The same figures are in --json at every level.
+    const Json j = parse(run_nmc(base + " --json", dir.path()).out);
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["textures"][0]["channel_psnr_db"].size(), 3u);
+    EXPECT_EQ(j["textures"][0]["mip_psnr_db"].size(), 5u);  // 16x16: 5 mips
+    EXPECT_TRUE(j["textures"][0]["psnr8_mip0_db"].is_number());
+}
+
+// A manifest `nmc scan --write-manifest` wrote into another folder than the maps compresses from another working
+// directory: it records the maps' folder relative to itself (the bug: it recorded none, so no map was found).
+TEST(CompressCli, ScannedManifestWrittenElsewhereCompressesFromAnotherFolder) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("assets/crate"));
+    const CommandResult scanned = run_nmc_in(dir.file("assets"), "scan crate --write-manifest ../manifests/crate.json",
+                                             dir.path());
+    ASSERT_EQ(scanned.exit_code, 0) << scanned.err;
+    const CommandResult r =
+        run_nmc_in("/", "compress " + dir.file("manifests/crate.json") + " -o " + dir.file("crate.nmc") + kFast +
+                            " --json", dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse(r.out)["textures"].size(), 2u);
 }
 
 // --target-psnr: a reachable target writes the smallest passing attempt and lists every attempt; an
@@ -439,6 +558,34 @@ TEST(CompressCli, CompressesASingleImage) {
     EXPECT_EQ(r.exit_code, 8) << r.err;
     EXPECT_NE(r.err.find(dir.file("notes.txt") + ": not a material"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
+}
+
+// Issue 34: OpenBLAS divided the trainer's matrix products between as many threads as OMP_NUM_THREADS said, which
+// changed their float32 sums: one and two threads trained different packs. Training runs its products on one BLAS
+// thread now (compressor/openblas_core.h), so the thread count changes nothing but the time.
+TEST(CompressCli, ThreadCountDoesNotChangeThePack) {
+    TempDir dir;
+    write_albedo_roughness(dir.file("crate"));
+    std::vector<std::vector<uint8_t>> packs;
+    std::vector<std::string> paths;
+    for (const char* threads : {"1", "2"}) {
+        const ScopedEnvironment omp("OMP_NUM_THREADS", threads);
+        paths.push_back(dir.file(std::string("crate-") + threads + ".nmc"));
+        const CommandResult r =
+            run_nmc("compress " + dir.file("crate") + " -o " + paths.back() + kFast + " --seed 5", dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        packs.push_back(nmc::testing::pack_bytes_without_training_time(paths.back()));
+    }
+    ASSERT_FALSE(packs[0].empty());
+    if (packs[0] != packs[1]) {
+        // Name the first field that differs.
+        auto one = nmc::read_pack_file(paths[0]), two = nmc::read_pack_file(paths[1]);
+        ASSERT_TRUE(one.ok() && two.ok());
+        one->encoder.training_seconds = two->encoder.training_seconds = 0;
+        one->quality.bits_per_texel = two->quality.bits_per_texel = 0;
+        nmc::testing::expect_same_pack(*one, *two);
+        ADD_FAILURE() << "OMP_NUM_THREADS=1 and 2 trained different packs";
+    }
 }
 
 }  // namespace

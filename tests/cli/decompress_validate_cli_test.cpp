@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -357,8 +358,8 @@ TEST_F(DecompressValidateCli, VulkanDecodesTheSameFilesAndReportAsTheCpu) {
         EXPECT_EQ(got->pixels, expected->pixels) << name;
     }
 
-    const CommandResult cpu = run_nmc("validate '" + pack_path_ + "' --json -");
-    const CommandResult gpu = run_nmc("validate '" + pack_path_ + "' --json - --device vulkan");
+    const CommandResult cpu = run_nmc("validate '" + pack_path_ + "' --json");
+    const CommandResult gpu = run_nmc("validate '" + pack_path_ + "' --json --device vulkan");
     ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
     ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
     nlohmann::json cpu_report = nlohmann::json::parse(cpu.out);
@@ -481,6 +482,36 @@ TEST_F(DecompressValidateCli, DecompressOfMissingOrNonPackFile) {
     EXPECT_EQ(run_nmc("decompress '" + pack_path_ + "'").exit_code, 2);  // -o is required
 }
 
+// Issue 34: decompress held each decoded texture whole as float samples, twice, and its encoded file besides: a
+// 16384^2 pack of 16 float RGBA textures aborted under a 4 GB limit. It decodes and writes a band of rows at a time
+// now (bench/memory_bench.cpp measures 16384^2). Here a 2048^2 float RGBA texture, 64 MiB as float samples: the
+// peak stays within 24 MiB of inspect's on the same pack (before: more than 128 MiB above).
+TEST(DecompressMemory, ALargeTextureIsDecodedAndWrittenABandAtATime) {
+    if (test::address_sanitizer_build()) GTEST_SKIP() << "peak memory is not meaningful under AddressSanitizer";
+    if (!image_format_supported("exr")) GTEST_SKIP() << "the libpng+libjpeg backend holds the whole image";
+    testing::TempDir dir;
+    Pack pack = testing::constant_pack(2048, 2048, 1, {{"r", 0, 1}, {"g", 0, 1}, {"b", 0, 1}, {"a", 0, 1}},
+                                       {0.25f, 0.5f, 0.75f, 0.125f});
+    pack.textures.push_back(texture_layout("big_Color.exr", SampleType::float32, ColorSpace::linear,
+                                           {from_pack(0), from_pack(1), from_pack(2), from_pack(3)}));
+    const std::string path = dir.file("big.nmc");
+    ASSERT_TRUE(write_pack_file(path, pack).ok());
+
+    const CommandResult inspect = test::run_nmc_with_memory_limit("inspect '" + path + "'", RLIM_INFINITY);
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    const CommandResult r =
+        test::run_nmc_with_memory_limit("decompress '" + path + "' -o '" + dir.file("out") + "'", RLIM_INFINITY);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(r.peak_rss_bytes, inspect.peak_rss_bytes + (uint64_t{24} << 20))
+        << "decompress peak " << r.peak_rss_bytes << " bytes, inspect " << inspect.peak_rss_bytes;
+    auto image = read_image(dir.file("out/big_Color.exr"));
+    ASSERT_TRUE(image.ok()) << image.status().to_string();
+    ASSERT_EQ(image->height, 2048);
+    for (const int y : {0, 1023, 2047})
+        for (int c = 0; c < 4; ++c)
+            EXPECT_EQ(image->at(2047, y, c), (c == 3 ? 0.125f : 0.25f * static_cast<float>(c + 1)));
+}
+
 TEST_F(DecompressValidateCli, ValidateGoodPackExits0) {
     CommandResult r = run_nmc("validate '" + pack_path_ + "'");  // sources from the folder the pack records
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -493,6 +524,16 @@ TEST_F(DecompressValidateCli, ValidateGoodPackExits0) {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_TRUE(contains(r.out, "heat map  " + dir_.file("diff/mat_Color_diff.png"))) << r.out;
     EXPECT_TRUE(file_exists(dir_.file("diff/mat_Height_diff.png")));
+
+    // Existing heat maps are kept without -f: exit 3 before anything is decoded (no report), as every output of every
+    // command; -f replaces them.
+    r = run_nmc("validate '" + pack_path_ + "' --diff '" + dir_.file("diff") + "'");
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: " + dir_.file("diff/mat_") + "")) << r.err;
+    EXPECT_TRUE(contains(r.err, "_diff.png: exists (use --force to overwrite)")) << r.err;
+    EXPECT_EQ(r.out, "");
+    r = run_nmc("validate '" + pack_path_ + "' --diff '" + dir_.file("diff") + "' -f");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST_F(DecompressValidateCli, ValidateCorruptPackExits5) {
@@ -551,6 +592,25 @@ TEST_F(DecompressValidateCli, ValidateBelowMinPsnrExits6) {
     EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
 }
 
+// The fixture's textures decode to constants over sources that wobble by up to 2 codes: the colour and height maps keep
+// none of that (collapsed), a warning in the text and JSON report, and with --fail-on-collapse a failure, exit 6.
+TEST_F(DecompressValidateCli, ValidateCollapsedMapWarnsOrExits6) {
+    CommandResult r = run_nmc("validate '" + pack_path_ + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "WARNING   mat_Height.png collapsed: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "COLLAPSED")) << r.out;
+    r = run_nmc("validate '" + pack_path_ + "' --fail-on-collapse");
+    EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "FAIL      mat_Height.png collapsed: ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "verdict   quality_below_threshold")) << r.out;
+    r = run_nmc("validate '" + pack_path_ + "' --fail-on-collapse --json");
+    EXPECT_EQ(r.exit_code, 6) << r.out << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_TRUE(j["warnings"].empty());
+    EXPECT_TRUE(contains(j["failures"].dump(), "mat_Height.png collapsed")) << j["failures"].dump();
+}
+
 // `--min-psnr` with no sources to measure against must not pass: a threshold that cannot be checked fails with
 // exit 12; without one the "quality not measured" note stays a note (exit 0).
 TEST_F(DecompressValidateCli, ValidateThresholdWithoutSourcesExits12) {
@@ -564,7 +624,7 @@ TEST_F(DecompressValidateCli, ValidateThresholdWithoutSourcesExits12) {
     EXPECT_TRUE(contains(r.out, "FAIL      --min-psnr 60.00 dB could not be checked: quality not measured: ")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   threshold_not_checked")) << r.out;
 
-    r = run_nmc_in(work, "validate ../mat.nmc --max-drop 0.1 --min-psnr 60 --json -");
+    r = run_nmc_in(work, "validate ../mat.nmc --max-drop 0.1 --min-psnr 60 --json");
     EXPECT_EQ(r.exit_code, 12) << r.out << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["verdict"], "threshold_not_checked");
@@ -610,7 +670,7 @@ TEST_F(DecompressValidateCli, ValidateFindsARelativeSourceFolderFromThePack) {
     EXPECT_TRUE(contains(r.out, "PSNR      ")) << r.out;
     EXPECT_TRUE(contains(r.out, "verdict   pass")) << r.out;
 
-    r = run_nmc_in("/", "validate '" + pack_path_ + "' --min-psnr 20 --json -");
+    r = run_nmc_in("/", "validate '" + pack_path_ + "' --min-psnr 20 --json");
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["source_dir"], source_dir_);
@@ -654,7 +714,7 @@ TEST_F(DecompressValidateCli, ValidateTruncatedSourceIsASourceMismatch) {
     EXPECT_TRUE(contains(r.out, "verdict   source_mismatch")) << r.out;
 }
 
-// Heat maps (--diff) and the report (--json FILE) on a full disk (a file size limit of 1 byte, nmc_process.h):
+// Heat maps (--diff) and the report (--report FILE) on a full disk (a file size limit of 1 byte, nmc_process.h):
 // exit 3 naming the file and the reason; no heat map, report or temporary file is left. Before, the heat maps were
 // written truncated by OpenImageIO and validate exited 0.
 TEST_F(DecompressValidateCli, ValidateOnAFullDiskExits3AndLeavesNothing) {
@@ -667,7 +727,7 @@ TEST_F(DecompressValidateCli, ValidateOnAFullDiskExits3AndLeavesNothing) {
 
     const std::string reports = dir_.file("reports");
     ASSERT_EQ(::mkdir(reports.c_str(), 0755), 0);
-    r = test::run_nmc_with_file_size_limit("validate '" + pack_path_ + "' --json '" + reports + "/report.json'", 1);
+    r = test::run_nmc_with_file_size_limit("validate '" + pack_path_ + "' --report '" + reports + "/report.json'", 1);
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
     EXPECT_TRUE(contains(r.err, "nmc: error: " + reports + "/report.json: write failed: " + std::strerror(EFBIG)))
         << r.err;
@@ -698,7 +758,7 @@ TEST_F(DecompressValidateCli, ValidateMissingOrNonPackFile) {
 TEST_F(DecompressValidateCli, ValidateJsonCarriesTheNumbersPrinted) {
     const CommandResult text = run_nmc("validate '" + pack_path_ + "'");
     ASSERT_EQ(text.exit_code, 0) << text.err;
-    const CommandResult json = run_nmc("validate '" + pack_path_ + "' --json -");
+    const CommandResult json = run_nmc("validate '" + pack_path_ + "' --json");
     ASSERT_EQ(json.exit_code, 0) << json.err;
     const nlohmann::json j = nlohmann::json::parse(json.out);  // stdout holds only the JSON
     EXPECT_EQ(j["verdict"], "pass");
@@ -722,15 +782,27 @@ TEST_F(DecompressValidateCli, ValidateJsonCarriesTheNumbersPrinted) {
         EXPECT_TRUE(contains(row_text, line)) << line << "\n" << row_text;
     }
 
-    // --json FILE writes the same report and keeps the text on stdout.
-    const CommandResult to_file = run_nmc("validate '" + pack_path_ + "' --json '" + dir_.file("report.json") + "'");
+    // --report FILE writes the same report and keeps the text on stdout; an existing report is kept unless -f
+    // (exit 3, checked before anything is decoded), as every output of every command.
+    const std::string report = dir_.file("report.json");
+    const CommandResult to_file = run_nmc("validate '" + pack_path_ + "' --report '" + report + "'");
     ASSERT_EQ(to_file.exit_code, 0) << to_file.err;
     EXPECT_TRUE(contains(to_file.out, "verdict   pass")) << to_file.out;
-    EXPECT_EQ(nlohmann::json::parse(read_text(dir_.file("report.json"))), j);
+    EXPECT_EQ(nlohmann::json::parse(read_text(report)), j);
+    std::ofstream(report) << "keep me\n";
+    const CommandResult kept = run_nmc("validate '" + pack_path_ + "' --report '" + report + "'");
+    EXPECT_EQ(kept.exit_code, 3) << kept.out << kept.err;
+    EXPECT_TRUE(contains(kept.err, "nmc: error: " + report + ": ")) << kept.err;
+    EXPECT_EQ(kept.out, "");
+    EXPECT_EQ(read_text(report), "keep me\n");
+    const CommandResult forced = run_nmc("validate '" + pack_path_ + "' --report '" + report + "' -f --json");
+    ASSERT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_EQ(nlohmann::json::parse(forced.out), j);
+    EXPECT_EQ(nlohmann::json::parse(read_text(report)), j);
 }
 
 TEST_F(DecompressValidateCli, ValidateJsonOfAFailingPackKeepsItsExitCode) {
-    const CommandResult r = run_nmc("validate '" + pack_path_ + "' --min-psnr 98 --json -");
+    const CommandResult r = run_nmc("validate '" + pack_path_ + "' --min-psnr 98 --json");
     EXPECT_EQ(r.exit_code, 6);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["verdict"], "quality_below_threshold");

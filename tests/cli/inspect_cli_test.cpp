@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "core/file_io.h"
 #include "tests/cli/nmc_process.h"
+#include "tests/format/pack_surgery.h"
 
 namespace {
 
@@ -42,7 +44,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 TEST(InspectCli, TextShowsTheKeyFacts) {
     const CommandResult r = run_nmc("inspect '" + golden() + "'");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* fact : {"5024 bytes", "78.5000 bits per texel", "format         1.0", "META", "LATN", "WGHT",
+    for (const char* fact : {"5024 bytes", "78.5000 bpp", "format         1.0", "META", "LATN", "WGHT",
                              "golden_small", "32 x 16, 3 mips", "golden_NormalDX.png", "mode xy, convention directx",
                              "4 features per texel, grid scale 2, 4 levels", "3 layers, activation hgelu_clamped",
                              "nmc 0.1.0", "38.50 dB PSNR overall"})
@@ -88,6 +90,29 @@ TEST(InspectCli, CorruptPackExits5NamingFileAndProblem) {
     EXPECT_TRUE(contains(r.err, "section 'LATN': stored checksum mismatch")) << r.err;
     EXPECT_TRUE(r.out.empty());
     std::remove(path.c_str());
+}
+
+// Issue 34: a zstd frame without a content size made the reader allocate and zero the raw_size the table declares
+// before decompressing, so this 16 MiB pack declaring 1 GiB (the most spec 9 allows for its stored size) drove
+// inspect to 1.07 GB. Read in a stream, it costs about what it holds.
+TEST(InspectCli, ZstdFrameWithoutContentSizeCostsWhatItHolds) {
+    if (nmc::test::address_sanitizer_build()) GTEST_SKIP() << "peak memory is not meaningful under AddressSanitizer";
+    constexpr uint64_t kHeld = uint64_t{16} << 20;
+    constexpr uint64_t kDeclared = uint64_t{1} << 30;
+    const std::string path = temp_path("declares_1gib.nmc");
+    write_bytes(path,
+                nmc::testing::with_zstd_latn(
+                    nmc::testing::zstd_frame_without_content_size(std::vector<uint8_t>(kHeld, 0x5A), 20), kDeclared));
+    const CommandResult r = nmc::test::run_nmc_with_memory_limit("inspect '" + path + "'", RLIM_INFINITY);
+    std::remove(path.c_str());
+    EXPECT_EQ(r.exit_code, 5) << r.err;
+    EXPECT_TRUE(contains(r.err, "zstd frame decompressed to 16777216 bytes, raw_size is 1073741824")) << r.err;
+    // Beyond what inspect of a small pack costs (the process and its libraries): the file and the stream's buffer,
+    // up to twice what arrived while doubling, far below the 1 GiB declared.
+    const CommandResult small = nmc::test::run_nmc_with_memory_limit("inspect '" + golden() + "'", RLIM_INFINITY);
+    ASSERT_EQ(small.exit_code, 0) << small.err;
+    EXPECT_LT(r.peak_rss_bytes, small.peak_rss_bytes + 5 * kHeld)
+        << "peak " << r.peak_rss_bytes << " bytes, inspect of a small pack " << small.peak_rss_bytes;
 }
 
 TEST(InspectCli, MissingFileExits3) {

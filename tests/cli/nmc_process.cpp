@@ -75,7 +75,11 @@ CommandResult run_nmc_in(const std::string& working_dir, const std::string& args
     return r;
 }
 
-CommandResult run_nmc_with_file_size_limit(const std::string& args, uint64_t max_file_bytes) {
+namespace {
+
+// Runs `nmc <args>` in a child process with `resource` limited to `bytes` (setrlimit), stdout and stderr through
+// pipes, and its peak resident memory from wait4.
+CommandResult run_nmc_with_rlimit(const std::string& args, int resource, uint64_t bytes) {
     const std::string command = "exec '" + std::filesystem::absolute(nmc_binary()).string() + "' " + args;
     int out_pipe[2], err_pipe[2];
     CommandResult r;
@@ -90,9 +94,9 @@ CommandResult run_nmc_with_file_size_limit(const std::string& args, uint64_t max
         ::dup2(out_pipe[1], STDOUT_FILENO);
         ::dup2(err_pipe[1], STDERR_FILENO);
         for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
-        const rlimit limit{max_file_bytes, max_file_bytes};
+        const rlimit limit{bytes, bytes};
         std::signal(SIGXFSZ, SIG_IGN);  // an ignored signal stays ignored across exec
-        if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(125);
+        if (::setrlimit(resource, &limit) != 0) ::_exit(125);
         ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
@@ -105,8 +109,36 @@ CommandResult run_nmc_with_file_size_limit(const std::string& args, uint64_t max
     }
     drain(out_pipe[0], err_pipe[0], r.out, r.err);
     int status = 0;
-    if (::waitpid(child, &status, 0) == child && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    rusage usage{};
+    if (::wait4(child, &status, 0, &usage) == child) {
+        if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+        r.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+    }
     return r;
+}
+
+}  // namespace
+
+CommandResult run_nmc_with_file_size_limit(const std::string& args, uint64_t max_file_bytes) {
+    return run_nmc_with_rlimit(args, RLIMIT_FSIZE, max_file_bytes);
+}
+
+CommandResult run_nmc_with_memory_limit(const std::string& args, uint64_t max_address_space_bytes) {
+    return run_nmc_with_rlimit(args, RLIMIT_AS, max_address_space_bytes);
+}
+
+bool address_sanitizer_build() {
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#else
+    return false;
+#endif
+#else
+    return false;
+#endif
 }
 
 }  // namespace nmc::test

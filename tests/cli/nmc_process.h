@@ -11,6 +11,7 @@ struct CommandResult {
     int exit_code = -1;  // -1 when the process did not exit normally
     std::string out;
     std::string err;
+    uint64_t peak_rss_bytes = 0;  // the child's peak resident memory (wait4's ru_maxrss); the limited runs only
 };
 
 // The nmc executable: $NMC_BINARY when set, else the one this build made.
@@ -28,5 +29,13 @@ CommandResult run_nmc_in(const std::string& working_dir, const std::string& args
 // make any file larger fails with EFBIG, as one on a full disk fails with ENOSPC, after writing what fits.
 // stdout and stderr come back through pipes, which the limit does not touch.
 CommandResult run_nmc_with_file_size_limit(const std::string& args, uint64_t max_file_bytes);
+
+// run_nmc() on a machine with less memory: the child's address space is limited (RLIMIT_AS) to
+// `max_address_space_bytes`, so an allocation beyond it fails as it would there; RLIM_INFINITY sets no limit (to
+// measure peak_rss_bytes alone). Builds with AddressSanitizer reserve terabytes of address space: skip there.
+CommandResult run_nmc_with_memory_limit(const std::string& args, uint64_t max_address_space_bytes);
+
+// True in builds with AddressSanitizer, where run_nmc_with_memory_limit() cannot work.
+bool address_sanitizer_build();
 
 }  // namespace nmc::test

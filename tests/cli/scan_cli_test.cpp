@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <zlib.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +15,7 @@
 
 #include "core/file_io.h"
 #include "material/image_io.h"
+#include "material/manifest.h"
 #include "tests/cli/nmc_process.h"
 #include "tests/material/damaged_images.h"
 #include "tests/material/test_support.h"
@@ -119,6 +122,145 @@ TEST(ScanCli, WriteManifestOnAFullDiskExits3AndLeavesNothing) {
         test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "'", dir.path());
     EXPECT_EQ(written.exit_code, 0) << written.err;
     EXPECT_TRUE(std::filesystem::exists(manifest));
+}
+
+// Bug: the written manifest did not say where the maps are, so one written to another folder than the maps' found
+// none. It records the material's folder relative to itself: written from one working directory into another
+// folder, it is read from a third, and again after manifest and maps moved together.
+TEST(ScanCli, WrittenManifestRecordsTheMaterialFolderRelativeToItself) {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir.file("assets/mat"));
+    test::write_png(dir.file("assets/mat/w_diff.png"), test::make_image(4, 4, 3, test::code));
+    test::write_png(dir.file("assets/mat/w_rough.png"), test::make_image(4, 4, 1, test::code));
+
+    const test::CommandResult written =
+        test::run_nmc_in(dir.file("assets"), "scan mat --write-manifest ../manifests/w.json", dir.path());
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    const auto manifest = read_manifest(dir.file("manifests/w.json"));
+    ASSERT_TRUE(manifest.ok()) << manifest.status().to_string();
+    EXPECT_EQ(manifest->folder, "../assets/mat");
+
+    const auto scan_from = [&](const std::string& working_dir, const std::string& manifest_path) {
+        const test::CommandResult r = test::run_nmc_in(working_dir, "scan --json '" + manifest_path + "'", dir.path());
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        const auto j = nlohmann::json::parse(r.out, nullptr, false);
+        return j.is_object() ? j["textures"].size() : 0u;
+    };
+    EXPECT_EQ(scan_from("/", dir.file("manifests/w.json")), 2u);
+
+    // Moved together (their relative layout kept), the manifest still finds the maps.
+    std::filesystem::create_directories(dir.file("moved"));
+    std::filesystem::rename(dir.file("assets"), dir.file("moved/assets"));
+    std::filesystem::rename(dir.file("manifests"), dir.file("moved/manifests"));
+    EXPECT_EQ(scan_from("/", dir.file("moved/manifests/w.json")), 2u);
+
+    // Written beside the maps, it records no folder (its own is the default).
+    const test::CommandResult beside =
+        test::run_nmc_in(dir.file("moved/assets"), "scan mat --write-manifest mat/w.json", dir.path());
+    ASSERT_EQ(beside.exit_code, 0) << beside.err;
+    const auto plain = read_manifest(dir.file("moved/assets/mat/w.json"));
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(plain->folder, "");
+}
+
+// An existing --write-manifest FILE is kept without -f, as every output of every command: exit 3 before any image is
+// decoded (nothing on stdout), the file untouched; -f (or --force) replaces it.
+TEST(ScanCli, WriteManifestKeepsAnExistingFileUnlessForced) {
+    test::TempDir dir;
+    const std::string folder = dir.file("mat");
+    std::filesystem::create_directories(folder);
+    test::write_png(folder + "/w_diff.png", test::make_image(4, 4, 3, test::code));
+    const std::string manifest = dir.file("mat.json");
+    std::ofstream(manifest) << "keep me\n";
+
+    const test::CommandResult kept = test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "'", dir.path());
+    EXPECT_EQ(kept.exit_code, 3) << kept.err;
+    EXPECT_TRUE(contains(kept.err, "nmc: error: " + manifest + ": exists (use --force to overwrite)")) << kept.err;
+    EXPECT_EQ(kept.out, "");
+    const auto bytes = read_file(manifest, 1024);
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(std::string(bytes->begin(), bytes->end()), "keep me\n");
+
+    const test::CommandResult forced =
+        test::run_nmc("scan '" + folder + "' --write-manifest '" + manifest + "' -f", dir.path());
+    EXPECT_EQ(forced.exit_code, 0) << forced.err;
+    EXPECT_TRUE(read_manifest(manifest).ok());
+}
+
+// A PNG of width x height RGBA 8-bit texels, all zero, written a row at a time (never held in memory: at 16384^2
+// its pixels are 1 GiB, 4 GiB as float).
+void write_zero_png(const std::string& path, uint32_t width, uint32_t height) {
+    std::ofstream out(path, std::ios::binary);
+    const auto chunk = [&out](const char* type, const std::vector<uint8_t>& data) {
+        const uint8_t length[4] = {static_cast<uint8_t>(data.size() >> 24), static_cast<uint8_t>(data.size() >> 16),
+                                   static_cast<uint8_t>(data.size() >> 8), static_cast<uint8_t>(data.size())};
+        out.write(reinterpret_cast<const char*>(length), 4);
+        out.write(type, 4);
+        out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+        uLong crc = crc32(0, reinterpret_cast<const Bytef*>(type), 4);
+        if (!data.empty()) crc = crc32(crc, data.data(), static_cast<uInt>(data.size()));  // crc32(c, NULL, 0) is 0
+        const uint8_t crc_bytes[4] = {static_cast<uint8_t>(crc >> 24), static_cast<uint8_t>(crc >> 16),
+                                      static_cast<uint8_t>(crc >> 8), static_cast<uint8_t>(crc)};
+        out.write(reinterpret_cast<const char*>(crc_bytes), 4);
+    };
+    out.write("\x89PNG\r\n\x1a\n", 8);
+    std::vector<uint8_t> header = {static_cast<uint8_t>(width >> 24),
+                                   static_cast<uint8_t>(width >> 16),
+                                   static_cast<uint8_t>(width >> 8),
+                                   static_cast<uint8_t>(width),
+                                   static_cast<uint8_t>(height >> 24),
+                                   static_cast<uint8_t>(height >> 16),
+                                   static_cast<uint8_t>(height >> 8),
+                                   static_cast<uint8_t>(height),
+                                   8,
+                                   6,
+                                   0,
+                                   0,
+                                   0};  // 8 bits, RGBA, deflate, filter 0, no interlace
+    chunk("IHDR", header);
+    z_stream z{};
+    deflateInit(&z, 1);
+    const std::vector<uint8_t> row(1 + size_t{width} * 4, 0);  // filter type 0, then the texels
+    std::vector<uint8_t> idat;
+    std::vector<uint8_t> buffer(1 << 16);
+    const auto drain = [&](int flush) {
+        z.next_out = buffer.data();
+        z.avail_out = static_cast<uInt>(buffer.size());
+        const int rc = deflate(&z, flush);
+        idat.insert(idat.end(), buffer.begin(), buffer.end() - z.avail_out);
+        return rc;
+    };
+    for (uint32_t y = 0; y < height; ++y) {
+        z.next_in = const_cast<Bytef*>(row.data());
+        z.avail_in = static_cast<uInt>(row.size());
+        while (z.avail_in > 0) drain(Z_NO_FLUSH);
+    }
+    while (drain(Z_FINISH) != Z_STREAM_END) {
+    }
+    deflateEnd(&z);
+    chunk("IDAT", idat);
+    chunk("IEND", {});
+}
+
+// Bug class: an allocation failure that aborted nmc (std::bad_alloc, exit 134). A 16384^2 RGBA PNG is 4 GiB as float;
+// with the address space limited to 3 GiB (about 1 GiB more than nmc needs to start and scan a small material), its
+// decoding fails to allocate: exit 13 naming the file.
+TEST(ScanCli, AllocationFailureExits13NamingTheFile) {
+    if (test::address_sanitizer_build()) GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
+    constexpr uint64_t kLimit = uint64_t{3} << 30;
+    test::TempDir dir;
+    const std::string small = dir.file("small");
+    std::filesystem::create_directories(small);
+    test::write_png(small + "/w_diff.png", test::make_image(4, 4, 3, test::code));
+    const test::CommandResult fits = test::run_nmc_with_memory_limit("scan '" + small + "'", kLimit);
+    ASSERT_EQ(fits.exit_code, 0) << "the limit leaves too little to start nmc: " << fits.err;
+
+    const std::string large = dir.file("large");
+    std::filesystem::create_directories(large);
+    write_zero_png(large + "/w_diff.png", 16384, 16384);
+    const test::CommandResult r = test::run_nmc_with_memory_limit("scan '" + large + "'", kLimit);
+    EXPECT_EQ(r.exit_code, 13) << r.err;
+    EXPECT_TRUE(contains(r.err, "nmc: error: " + large + "/w_diff.png: out of memory")) << r.err;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "compressor/compressor.h"
@@ -206,6 +207,60 @@ TEST(Compressor, SparseLatentAdamTrainsAnotherModel) {
     EXPECT_GE(sparse->pack.quality.psnr_db, 25.0);
     EXPECT_NEAR(sparse->pack.quality.psnr_db, dense->pack.quality.psnr_db, 2.0);
     EXPECT_NE(sparse->pack.latents.levels[0].codes, dense->pack.latents.levels[0].codes);
+}
+
+// The training loss weights pack channel c by w_c / sum(w) (the manifest's loss_weight): on the same model and texels,
+// the loss with weights w is that combination of the per-channel MSEs (each measured with a one-hot weight). The
+// model's initial values do not depend on the weights (same seed).
+TEST(Compressor, LossWeightsWeighTheChannelsMse) {
+    const TrainingTarget base = test::synthetic_material(kSize);
+    std::vector<int64_t> texels(kSize * kSize);
+    for (size_t i = 0; i < texels.size(); ++i) texels[i] = static_cast<int64_t>(i);
+    const auto loss_with = [&](const std::vector<float>& weights) {
+        TrainingTarget target = base;
+        for (size_t c = 0; c < weights.size(); ++c) target.channels[c].loss_weight = weights[c];
+        auto compressor = Compressor::create(target, small_options(10));
+        EXPECT_TRUE(compressor.ok()) << compressor.status().to_string();
+        if (!compressor.ok()) return 0.0;
+        auto step = (*compressor)->batch_gradients(texels, TrainerPath::eager, false);
+        EXPECT_TRUE(step.ok()) << step.status().to_string();
+        return step.ok() ? step->loss : 0.0;
+    };
+    const size_t channels = base.channels.size();
+    std::vector<double> channel_mse;
+    for (size_t c = 0; c < channels; ++c) {
+        std::vector<float> one_hot(channels, 0.0f);
+        one_hot[c] = 1.0f;
+        channel_mse.push_back(loss_with(one_hot));
+        EXPECT_GT(channel_mse.back(), 0.0) << c;  // an untrained model errs on every channel
+    }
+    const std::vector<float> weights = {1, 1, 1, 2, 2, 8};  // the roughness map (channel 5) weighted up
+    double expected = 0, sum = 0;
+    for (size_t c = 0; c < channels; ++c) {
+        expected += weights[c] * channel_mse[c];
+        sum += weights[c];
+    }
+    expected /= sum;
+    EXPECT_NEAR(loss_with(weights), expected, 1e-6 * expected);
+    double uniform = 0;
+    for (double m : channel_mse) uniform += m / static_cast<double>(channels);
+    EXPECT_NEAR(loss_with(std::vector<float>(channels, 3.0f)), uniform, 1e-6 * uniform);  // only ratios count
+    EXPECT_GT(std::fabs(expected - uniform), 1e-3 * uniform);  // the weights changed the loss
+}
+
+// Trained with its loss weight raised, a channel is reproduced better: the roughness map at weight 8 against 1
+// (measured when written: 31.57 -> 32.66 dB; CPU runs of one seed are deterministic, the bound leaves room for
+// other CPUs' float rounding).
+TEST(Compressor, RaisedLossWeightImprovesThatChannel) {
+    TrainingTarget target = test::synthetic_material(kSize);
+    auto plain = compress(target, small_options(150));
+    target.channels[5].loss_weight = 8.0f;
+    auto weighted = compress(target, small_options(150));
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    ASSERT_TRUE(weighted.ok()) << weighted.status().to_string();
+    std::printf("[ measured ] roughness channel: %.2f dB at weight 1, %.2f dB at weight 8\n",
+                plain->pack.quality.channels[5], weighted->pack.quality.channels[5]);
+    EXPECT_GT(weighted->pack.quality.channels[5], plain->pack.quality.channels[5] + 0.5);
 }
 
 // Same seed -> the same bytes (the informational training time aside, which is zeroed before comparing);

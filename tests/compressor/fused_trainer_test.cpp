@@ -134,6 +134,38 @@ void expect_gradients_match_autograd(int features, Arithmetic arithmetic = Arith
     }
 }
 
+// The manifest's loss weights reach the fused kernels: with the roughness map (channel 5) weighted 8 against 1, the
+// fused loss and gradients match autograd's weighted loss at the start, in the quantised phase (tolerances as above),
+// and the weighted loss differs from the unweighted one by more than that tolerance, so kernels that ignored the
+// weights would fail.
+TEST(FusedTrainer, LossWeightsMatchAutograd) {
+    constexpr int kSize = 32;
+    TrainingTarget target = test::synthetic_material(kSize);
+    const CompressOptions options = fused_options(kSize, 200, 4096);
+    auto unweighted = Compressor::create(target, options);
+    if (!unweighted.ok() && fused_unavailable(unweighted.status())) GTEST_SKIP() << unweighted.status().to_string();
+    ASSERT_TRUE(unweighted.ok()) << unweighted.status().to_string();
+    target.channels[5].loss_weight = 8.0f;
+    auto weighted = Compressor::create(target, options);
+    ASSERT_TRUE(weighted.ok()) << weighted.status().to_string();
+    ASSERT_EQ((*weighted)->trainer_path(), TrainerPath::fused);
+
+    std::vector<int64_t> texels(4096);
+    for (size_t i = 0; i < texels.size(); ++i) texels[i] = static_cast<int64_t>(i % (kSize * kSize));
+    auto fused = (*weighted)->batch_gradients(texels, TrainerPath::fused, true);
+    auto eager = (*weighted)->batch_gradients(texels, TrainerPath::eager, true);
+    auto plain = (*unweighted)->batch_gradients(texels, TrainerPath::eager, true);
+    ASSERT_TRUE(fused.ok()) << fused.status().to_string();
+    ASSERT_TRUE(eager.ok()) << eager.status().to_string();
+    ASSERT_TRUE(plain.ok()) << plain.status().to_string();
+    std::printf("[ measured ] weighted loss: fused %.6g, eager %.6g; unweighted eager %.6g\n", fused->loss, eager->loss,
+                plain->loss);
+    EXPECT_LT(std::fabs(fused->loss - eager->loss) / eager->loss, 1e-5);
+    EXPECT_GT(std::fabs(plain->loss - eager->loss) / eager->loss, 1e-3);
+    for (size_t l = 0; l < eager->weights.size(); ++l)
+        EXPECT_LT(relative_error(fused->weights[l], eager->weights[l]), 5e-3) << "layer " << l;
+}
+
 TEST(FusedTrainer, GradientsMatchAutograd) { expect_gradients_match_autograd(8); }
 TEST(FusedTrainer, GradientsMatchAutogradWithEvenFeatureCount) { expect_gradients_match_autograd(6); }
 TEST(FusedTrainer, GradientsMatchAutogradWithOddFeatureCount) { expect_gradients_match_autograd(5); }

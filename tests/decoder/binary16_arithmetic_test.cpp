@@ -1,6 +1,6 @@
 // The binary16 arithmetic of spec 2.2, 6, 8.3 and 8.6 (network.arithmetic binary16): core's f16 rounding, the
 // reference steps and the AVX2 / AVX-512 activations, against an independent implementation through the
-// compiler's _Float16 (binary16_reference.h). The activation depends on y only through h = f16(y), so sweeping
+// scaled rounding of binary16_reference.h. The activation depends on y only through h = f16(y), so sweeping
 // every binary16 value (and the float32 values beside every rounding midpoint) covers it exhaustively.
 #include <gtest/gtest.h>
 

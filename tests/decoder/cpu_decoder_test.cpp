@@ -20,7 +20,7 @@ using test::RandomPackOptions;
 // spec 8.1-8.7 for one query, written from the spec without the decoder's code. Each layer's sum is taken in
 // double: where every partial sum is exact in float32 (see ExactSums below), that is the float32 result of any
 // summation order, so it checks the decoders' sums rather than repeating them. The binary16 arithmetic's roundings
-// (spec 2.2) go through the compiler's _Float16 (binary16_reference.h), not core's.
+// (spec 2.2) go through binary16_reference.h, not core's.
 std::vector<float> spec_decode(const Pack& pack, float u, float v, int mip) {
     using test::independent_f16;
     const bool binary16 = pack.network.arithmetic == Arithmetic::binary16;

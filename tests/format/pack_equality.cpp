@@ -107,4 +107,15 @@ bool expect_same_pack(const Pack& a, const Pack& b) {
     return material && channels && textures && latents && network && encoder && quality;
 }
 
+std::vector<uint8_t> pack_bytes_without_training_time(const std::string& path) {
+    Result<Pack> pack = read_pack_file(path);
+    EXPECT_TRUE(pack.ok()) << pack.status().to_string();
+    if (!pack.ok()) return {};
+    pack->encoder.training_seconds = 0;
+    pack->quality.bits_per_texel = 0;
+    Result<std::vector<uint8_t>> bytes = write_pack(pack.value());
+    EXPECT_TRUE(bytes.ok()) << bytes.status().to_string();
+    return bytes.ok() ? bytes.value() : std::vector<uint8_t>{};
+}
+
 }  // namespace nmc::testing

@@ -306,20 +306,8 @@ TEST(ReaderRules, RawChecksumMismatch) {
     expect_rejected(bytes, StatusCode::corrupt, "section 'WGHT': raw checksum mismatch");
 }
 
-// A pack whose LATN section claims zstd with the given stored bytes (checksums made consistent).
-std::vector<uint8_t> with_fake_zstd_latn(const std::vector<uint8_t>& stored, uint64_t raw_size) {
-    std::vector<SectionPayload> p = testing::payloads(testing::golden_sections());
-    p[1].raw = stored;
-    std::vector<uint8_t> bytes = testing::assemble(p);
-    const size_t e = testing::entry_offset(1);
-    bytes[e + 4] = 1 | (1 << 1);
-    store_u64_le(bytes.data() + e + 24, raw_size);
-    testing::fix_checksums(bytes);
-    return bytes;
-}
-
 TEST(ReaderRules, BrokenZstdFrame) {
-    expect_rejected(with_fake_zstd_latn(std::vector<uint8_t>(40, 0xAB), 312), StatusCode::corrupt,
+    expect_rejected(testing::with_zstd_latn(std::vector<uint8_t>(40, 0xAB), 312), StatusCode::corrupt,
                     "section 'LATN': ZSTD_findFrameCompressedSize failed");
 }
 
@@ -333,7 +321,29 @@ TEST(ReaderRules, ZstdContentSizeDiffersFromRawSize) {
     ASSERT_EQ(compressed[testing::entry_offset(0) + 4] >> 1, 1);
     const std::vector<uint8_t> frame(compressed.begin() + 128,
                                      compressed.begin() + 128 + static_cast<long>(stored_size));
-    expect_rejected(with_fake_zstd_latn(frame, 300), StatusCode::corrupt, "content size 312 differs from raw_size 300");
+    expect_rejected(testing::with_zstd_latn(frame, 300), StatusCode::corrupt,
+                    "content size 312 differs from raw_size 300");
+}
+
+// A frame without a content size whose blocks hold more than raw_size: refused once raw_size + 1 bytes arrived.
+TEST(ReaderRules, ZstdFrameLongerThanRawSize) {
+    const std::vector<uint8_t> frame = testing::zstd_frame_without_content_size(std::vector<uint8_t>(400, 7), 20);
+    expect_rejected(testing::with_zstd_latn(frame, 312), StatusCode::corrupt,
+                    "section 'LATN': zstd frame decompresses to more than raw_size 312 bytes");
+}
+
+TEST(ReaderRules, ZstdFrameShorterThanRawSize) {
+    const std::vector<uint8_t> frame = testing::zstd_frame_without_content_size(std::vector<uint8_t>(200, 7), 20);
+    expect_rejected(testing::with_zstd_latn(frame, 312), StatusCode::corrupt,
+                    "section 'LATN': zstd frame decompressed to 200 bytes, raw_size is 312");
+}
+
+// spec 9: a window beyond 128 MiB is refused before zstd allocates it.
+TEST(ReaderRules, ZstdWindowBeyondTheLimit) {
+    const std::vector<uint8_t> frame =
+        testing::zstd_frame_without_content_size(std::vector<uint8_t>(312, 7), kMaxZstdWindowLog + 1);
+    expect_rejected(testing::with_zstd_latn(frame, 312), StatusCode::corrupt,
+                    "section 'LATN': ZSTD_decompressStream failed: ");
 }
 
 // ---- spec 4: sections --------------------------------------------------------------------------------------

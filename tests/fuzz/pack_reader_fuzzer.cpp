@@ -1,6 +1,6 @@
 // libFuzzer target for the pack reader: any bytes must be read without a crash, leak or undefined behaviour,
 // in both reading modes; and whatever the reader accepts, the writer must accept and write back readably.
-// Seed corpus: data/golden/v1_0_small.nmc. Run: pack_reader_fuzzer -max_total_time=60 CORPUS_DIR
+// Seed corpus: data/golden. Run: pack_reader_fuzzer -max_total_time=60 CORPUS_DIR data/golden
 #include <cstdint>
 #include <cstdlib>
 #include <vector>

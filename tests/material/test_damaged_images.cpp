@@ -118,6 +118,27 @@ TEST(DamagedImages, ExrCutShortOrWithFlippedPixelDataIsRefused) {
     expect_damage_refused(dir, "exr", test::flipped(exr, 4, 0x04, "Cannot read version 6 image files"));
 }
 
+// An EXR header attribute declaring more bytes than the file holds is refused before OpenEXR reads it: OpenEXR
+// allocates what an attribute declares first (found by tests/fuzz/image_reader_fuzzer: a 700-byte file made it
+// allocate 1.3 GB).
+TEST(DamagedImages, ExrAttributeLargerThanTheFileIsRefusedBeforeReading) {
+    if (!image_format_supported("exr")) GTEST_SKIP() << "this build's image backend has no EXR";
+    test::TempDir dir;
+    std::vector<uint8_t> exr = written_file(dir, "exr");
+    ASSERT_FALSE(exr.empty());
+    // The first attribute: its name and type name (NUL-terminated) after the 8-byte magic and version, then its size.
+    const auto name_end = std::find(exr.begin() + 8, exr.end(), uint8_t{0});
+    const auto type_end = std::find(name_end + 1, exr.end(), uint8_t{0});
+    ASSERT_LT(type_end + 4, exr.end());
+    const std::string name(exr.begin() + 8, name_end);
+    const size_t size_at = static_cast<size_t>(type_end + 1 - exr.begin());
+    const uint8_t declared[4] = {0x00, 0x00, 0x00, 0x50};  // 0x50000000: 1,342,177,280 bytes
+    std::copy(declared, declared + 4, exr.begin() + static_cast<std::ptrdiff_t>(size_at));
+    expect_refused(dir.file("huge_attribute.exr"), exr, "exr with a 1.3 GB attribute",
+                   "corrupt EXR header: attribute '" + name + "' at byte " + std::to_string(size_at) +
+                       " declares 1342177280 bytes");
+}
+
 // TIFF: libtiff checks no checksum (see damaged_images.h), so flips in the pixel strips cannot be told; cuts and
 // a broken directory can.
 TEST(DamagedImages, TiffCutShortOrWithABrokenDirectoryIsRefused) {

@@ -64,6 +64,8 @@ TEST(Manifest, EachMistakeNamesTheManifestAndTheKey) {
          "textures[1].file: 'a.png' is listed twice"},
         {R"([1, 2])", "(top level): expected an object"},
         {R"({"textures": [)", "not valid JSON"},
+        {R"({"textures": [{"file": "a.png", "semantic": "albedo", "loss_weight": 1e400}]})",
+         "not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},
     };
     for (const auto& [text, want] : cases) {
         auto m = parse_manifest(text, "bad.json");

@@ -191,6 +191,31 @@ TEST(MeasureQuality, TextureFiguresAndEightBitMetricMatchHandComputedValues) {
     EXPECT_NEAR(q->psnr8_mip0_db, psnr((e8_c0 + e8_c1 + 0 + e8_h0 + e8_h1) / 5), 1e-9);
 }
 
+// The structure of each texture at mip 0 (structure_test.cpp has the formulas): mat_Color's red checkerboard decodes
+// to a constant, which keeps nothing of it (collapsed); its green and blue and both of mat_Height's channels are
+// flat sources, left out, so mat_Height is not measured and not flagged though it errs by a quarter of its range.
+TEST(MeasureQuality, StructureFlagsTheFlattenedCheckerboardOnly) {
+    const KnownCase k = known_case();
+    auto q = measure(k.pack, reference_in_memory(k.pack, k.images));
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    const TextureStructure& color = q->textures[0].structure;
+    ASSERT_TRUE(color.measured);
+    ASSERT_EQ(color.channels.size(), 3u);
+    EXPECT_FALSE(color.channels[0].flat);
+    EXPECT_NEAR(color.channels[0].source_std, 0.3125, 1e-7);  // 0.25 / 0.875
+    EXPECT_EQ(color.channels[0].decoded_std, 0.0);
+    EXPECT_TRUE(color.channels[1].flat);
+    EXPECT_TRUE(color.channels[2].flat);
+    EXPECT_EQ(color.correlation, 0.0);
+    EXPECT_EQ(color.contrast, 0.0);
+    EXPECT_NEAR(color.constant_psnr_db, psnr(0.3125 * 0.3125), 1e-5);
+    EXPECT_NEAR(color.psnr_db, psnr((0.25 * 0.25 + 0.375 * 0.375) / 2), 1e-5);  // decoded 0.5, not the mean 0.5625
+    EXPECT_TRUE(color.collapsed);
+    const TextureStructure& height = q->textures[1].structure;
+    EXPECT_FALSE(height.measured);
+    EXPECT_FALSE(height.collapsed);
+}
+
 TEST(MeasureQuality, LosslessPackIs99Everywhere) {
     Pack pack = constant_pack(4, 4, 3, {{"roughness", 0, 1}}, {0.25f});
     pack.textures = {texture_layout("r.png", SampleType::uint8, ColorSpace::linear, {from_pack(0)})};

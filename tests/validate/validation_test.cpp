@@ -1,7 +1,7 @@
 // validate_pack_file() and its JSON report on packs written to a temporary folder with their source files:
 // every verdict (pass, structurally_invalid, source_mismatch, quality_below_threshold by --min-psnr and by
-// drift, threshold_not_checked), the source-folder rules (relative to the pack's folder), heat maps and the report's
-// numbers.
+// drift, a collapsed texture as a warning and under --fail-on-collapse, threshold_not_checked), the source-folder rules
+// (relative to the pack's folder), heat maps and the report's numbers.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -235,6 +235,41 @@ TEST_F(Validation, MinPsnrAboveTheMeasuredValueFails) {
     EXPECT_EQ(r.verdict, Verdict::pass) << joined(r.failures);
 }
 
+// rock_Color's checkerboard decodes to a constant (collapsed); rock_Rough is a flat source, never flagged.
+TEST_F(Validation, CollapsedTextureWarnsAndFailsUnderFailOnCollapse) {
+    ValidationReport r = validate();
+    EXPECT_EQ(r.verdict, Verdict::pass) << joined(r.failures);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_TRUE(contains(r.warnings[0], "rock_Color.png collapsed: ")) << r.warnings[0];
+    EXPECT_TRUE(contains(r.warnings[0], "correlation 0.00 < 0.50")) << r.warnings[0];
+    EXPECT_FALSE(r.quality.textures[1].structure.measured);
+
+    ValidationOptions options;
+    options.fail_on_collapse = true;
+    r = validate(options);
+    EXPECT_EQ(r.verdict, Verdict::quality_below_threshold);
+    EXPECT_TRUE(r.warnings.empty());
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_TRUE(contains(r.failures[0], "rock_Color.png collapsed: ")) << r.failures[0];
+
+    // With a flat red source (a source mismatch now, but measured) nothing is left to collapse: the gate passes.
+    Image color(8, 8, 3);
+    for (int y = 0; y < 8; ++y)
+        for (int x = 0; x < 8; ++x) {
+            color.at(x, y, 0) = 128.0f / 255.0f;
+            color.at(x, y, 1) = 100.0f / 255.0f;
+            color.at(x, y, 2) = 1.0f;
+        }
+    ASSERT_TRUE(write_image(source_dir_ + "/rock_Color.png", color, "png", true).ok());
+    ValidationOptions with_source = options;
+    with_source.source_dir = source_dir_;
+    r = validate(with_source);
+    EXPECT_TRUE(r.warnings.empty());
+    EXPECT_TRUE(std::none_of(r.failures.begin(), r.failures.end(), [](const std::string& f) {
+        return contains(f, "collapsed");
+    })) << joined(r.failures);
+}
+
 TEST_F(Validation, StoredPsnrFarFromTheDecodedOneIsDrift) {
     const double real = pack_.quality.psnr_db;
     pack_.quality.psnr_db = real + 10;
@@ -319,6 +354,14 @@ TEST_F(Validation, ThresholdWithoutSourcesIsNotChecked) {
     r = validate(options);
     EXPECT_EQ(r.verdict, Verdict::threshold_not_checked);
     EXPECT_EQ(r.unchecked_thresholds, std::vector<std::string>{"--max-drop"});
+
+    options = {};
+    options.fail_on_collapse = true;
+    r = validate(options);
+    EXPECT_EQ(r.verdict, Verdict::threshold_not_checked);
+    EXPECT_EQ(r.unchecked_thresholds, std::vector<std::string>{"--fail-on-collapse"});
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0], "--fail-on-collapse could not be checked: quality not measured: " + r.source_note);
 
     r = validate();  // the default drift check is not a gate
     EXPECT_EQ(r.verdict, Verdict::pass);
@@ -454,6 +497,20 @@ TEST_F(Validation, JsonReportCarriesTheNumbers) {
     EXPECT_EQ(color["psnr8_mip0_db"], r.quality.textures[0].psnr8_mip0_db);
     EXPECT_EQ(color["max_abs_error8"], 64);
     EXPECT_FALSE(color.contains("mean_angle_deg"));  // not a normal map
+    const nlohmann::json& structure = color["structure"];
+    EXPECT_EQ(structure["measured"], true);
+    EXPECT_EQ(structure["collapsed"], true);
+    EXPECT_EQ(structure["correlation"], 0.0);
+    EXPECT_EQ(structure["constant_psnr_db"], r.quality.textures[0].structure.constant_psnr_db);
+    EXPECT_EQ(structure["collapse_reasons"].get<std::vector<std::string>>(),
+              r.quality.textures[0].structure.collapse_reasons);
+    ASSERT_EQ(structure["channels"].size(), 3u);
+    EXPECT_EQ(structure["channels"][1]["flat"], true);
+    EXPECT_TRUE(structure["channels"][1]["correlation"].is_null());
+    const nlohmann::json& rough = q["textures"][1]["structure"];
+    EXPECT_EQ(rough["measured"], false);
+    EXPECT_TRUE(rough["correlation"].is_null());
+    EXPECT_EQ(j["warnings"].get<std::vector<std::string>>(), r.warnings);
     EXPECT_EQ(j["diff_images"].get<std::vector<std::string>>(), r.diff_images);
 }
 

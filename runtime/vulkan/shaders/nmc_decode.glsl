@@ -173,10 +173,12 @@ float nmc_round_mantissa10(float x) {
 }
 
 // spec 2.1's E4M3 rounding of an activation a, |a| <= 3 (hgelu_clamped's range, [-0.1875, 3]): nmc_round_fp8 without
-// its saturation and NaN cases.
+// its saturation case. A NaN (float32 arithmetic's activation of an infinite y, which no finite sum gives) stays NaN:
+// the mantissa rounding below would carry NVIDIA's NaN, 0x7FFFFFFF, into the sign bit.
 float nmc_round_fp8_activation(float a) {
     const uint b = floatBitsToUint(a);
     const uint magnitude = b & 0x7FFFFFFFu;
+    if (magnitude > 0x7F800000u) return a;
     uint r;
     if (magnitude < 0x3C800000u) {
         precise float t = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;  // below 2^-6: multiples of 2^-9
