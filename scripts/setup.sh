@@ -13,6 +13,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libzstd-dev
   googletest libgtest-dev
   clang libclang-rt-dev                             # the fuzzers (libFuzzer; scripts/test.sh builds them in build-fuzz/)
+  python3-pil                                       # an independent DDS/BC7 decoder for texture/'s tests
   libvulkan-dev glslang-tools mesa-vulkan-drivers   # the Vulkan runtime (lavapipe: a Vulkan device on any CPU)
 )
 
