@@ -112,9 +112,11 @@ Result<ManifestTexture> parse_texture(const Json& t, const std::string& origin, 
         }
         for (const Json& v : values) {
             if (!v.is_number()) return bad(origin, key, std::string("expected a number, got ") + type_name(v));
-            const double d = v.get<double>();
-            if (!std::isfinite(d) || d <= 0) return bad(origin, key, "weights must be finite and > 0");
-            tex.loss_weights.push_back(static_cast<float>(d));
+            // Checked as the float the trainer uses: 1e40 is a finite double but an infinite float.
+            const float weight = static_cast<float>(v.get<double>());
+            if (!std::isfinite(weight) || !(weight > 0.0f))
+                return bad(origin, key, "weights must be finite and > 0 as 32-bit floats");
+            tex.loss_weights.push_back(weight);
         }
     }
     return tex;

@@ -66,6 +66,11 @@ TEST(Manifest, EachMistakeNamesTheManifestAndTheKey) {
         {R"({"textures": [)", "not valid JSON"},
         {R"({"textures": [{"file": "a.png", "semantic": "albedo", "loss_weight": 1e400}]})",
          "not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e400'"},
+        // Finite as a double, not as the trainer's float (manifest_fuzzer found the first: it did not write back).
+        {R"({"textures": [{"file": "a.png", "semantic": "albedo", "loss_weight": 1e40}]})",
+         "textures[0].loss_weight: weights must be finite and > 0 as 32-bit floats"},
+        {R"({"textures": [{"file": "a.png", "semantic": "albedo", "loss_weight": 1e-50}]})",
+         "textures[0].loss_weight: weights must be finite and > 0 as 32-bit floats"},
     };
     for (const auto& [text, want] : cases) {
         auto m = parse_manifest(text, "bad.json");
