@@ -125,44 +125,31 @@ float nmc_max(float a, float b) {
     return a > b ? a : b;
 }
 
-// spec 2.1: the nearest E4M3 value of x, ties to even; beyond 448 saturates; by integer operations on the bits.
+// spec 2.1's E4M3 rounding of an x with |x| <= 448 or a NaN (kept): the nearest E4M3 value, ties to even, by integer
+// operations on the bits. A NaN is returned as it is: the mantissa rounding would carry NVIDIA's NaN, 0x7FFFFFFF, into
+// the sign bit.
+float nmc_round_fp8_unsaturated(float x) {
+    const uint b = floatBitsToUint(x);
+    const uint magnitude = b & 0x7FFFFFFFu;
+    if (magnitude > 0x7F800000u) return x;
+    uint r;
+    if (magnitude < 0x3C800000u) {
+        // below 2^-6: multiples of 2^-9, ties to even; float32's step in [2^14, 2^15) is 2^-9.
+        precise float t = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;
+        r = floatBitsToUint(t);
+    } else {
+        r = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;  // 3 mantissa bits, ties to even
+    }
+    return uintBitsToFloat(r | (b & 0x80000000u));
+}
+
+// spec 2.1: the nearest E4M3 value of x, ties to even; beyond 448 saturates; a NaN gives 0x7FC00000.
 float nmc_round_fp8(float x) {
     const uint b = floatBitsToUint(x);
     const uint magnitude = b & 0x7FFFFFFFu;
-    uint r;
-    if (magnitude > 0x7F800000u) {
-        r = 0x7FC00000u;  // NaN
-    } else {
-        if (magnitude > 0x43E00000u) {
-            r = 0x43E00000u;  // above 448: 448
-        } else if (magnitude < 0x3C800000u) {
-            // below 2^-6: multiples of 2^-9, ties to even; float32's step in [2^14, 2^15) is 2^-9.
-            precise float t = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;
-            r = floatBitsToUint(t);
-        } else {
-            r = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;  // 3 mantissa bits, ties to even
-        }
-        r |= b & 0x80000000u;
-    }
-    return uintBitsToFloat(r);
-}
-
-// spec 2.2: f16(x) of a float32 x: nearest, ties to even; magnitudes from 65504 up saturate to 65504. Returned as
-// float32 (exact).
-float nmc_round_f16(float x) {
-    const uint b = floatBitsToUint(x);
-    const uint magnitude = b & 0x7FFFFFFFu;
-    uint r;
-    if (magnitude >= 0x477FE000u) {
-        r = 0x477FE000u;  // 65504
-    } else if (magnitude < 0x38800000u) {
-        // below 2^-14: binary16 subnormals, multiples of 2^-24; float32's step in [0.5, 1) is 2^-24.
-        precise float t = (uintBitsToFloat(magnitude) + 0.5) - 0.5;
-        r = floatBitsToUint(t);
-    } else {
-        r = (magnitude + 0xFFFu + ((magnitude >> 13) & 1u)) & ~0x1FFFu;  // 10 mantissa bits, ties to even
-    }
-    return uintBitsToFloat(r | (b & 0x80000000u));
+    if (magnitude > 0x7F800000u) return uintBitsToFloat(0x7FC00000u);
+    if (magnitude > 0x43E00000u) return uintBitsToFloat(0x43E00000u | (b & 0x80000000u));  // above 448: 448
+    return nmc_round_fp8_unsaturated(x);
 }
 
 // x rounded to 10 mantissa bits (binary16's precision), ties to even, keeping its float32 exponent: f16(x) (spec 2.2)
@@ -172,21 +159,16 @@ float nmc_round_mantissa10(float x) {
     return uintBitsToFloat((b + 0xFFFu + ((b >> 13) & 1u)) & ~0x1FFFu);
 }
 
-// spec 2.1's E4M3 rounding of an activation a, |a| <= 3 (hgelu_clamped's range, [-0.1875, 3]): nmc_round_fp8 without
-// its saturation case. A NaN (float32 arithmetic's activation of an infinite y, which no finite sum gives) stays NaN:
-// the mantissa rounding below would carry NVIDIA's NaN, 0x7FFFFFFF, into the sign bit.
-float nmc_round_fp8_activation(float a) {
-    const uint b = floatBitsToUint(a);
+// spec 2.2: f16(x) of a float32 x: nearest, ties to even; magnitudes from 65504 up saturate to 65504. Returned as
+// float32 (exact).
+float nmc_round_f16(float x) {
+    const uint b = floatBitsToUint(x);
     const uint magnitude = b & 0x7FFFFFFFu;
-    if (magnitude > 0x7F800000u) return a;
-    uint r;
-    if (magnitude < 0x3C800000u) {
-        precise float t = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;  // below 2^-6: multiples of 2^-9
-        r = floatBitsToUint(t);
-    } else {
-        r = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;  // 3 mantissa bits, ties to even
-    }
-    return uintBitsToFloat(r | (b & 0x80000000u));
+    if (magnitude >= 0x477FE000u) return uintBitsToFloat(0x477FE000u | (b & 0x80000000u));  // 65504
+    if (magnitude >= 0x38800000u) return nmc_round_mantissa10(x);
+    // below 2^-14: binary16 subnormals, multiples of 2^-24; float32's step in [0.5, 1) is 2^-24.
+    precise float t = (uintBitsToFloat(magnitude) + 0.5) - 0.5;
+    return uintBitsToFloat(floatBitsToUint(t) | (b & 0x80000000u));
 }
 
 // spec 8.6: the activation of a hidden layer's output y, hgelu_clamped, rounded to E4M3 (the next layer's input).
@@ -213,7 +195,7 @@ float nmc_hidden_activation_value(float y, bool binary16, float one_third) {
         precise float product = nmc_min(y, 3.0) * t;
         a = product;
     }
-    return nmc_round_fp8_activation(a);
+    return nmc_round_fp8_unsaturated(a);  // |a| <= 3, or NaN for an infinite y in float32 arithmetic
 }
 
 // spec 8.3: a texel coordinate wrapped (x mod size, non-negative) or clamped to 0 .. size-1.
