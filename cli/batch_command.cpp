@@ -272,13 +272,8 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
                         "Normal maps in the packs: auto, xy, xyz or stored (see nmc compress --help)")
         ->check(CLI::IsMember(kNormalModeNames))
         ->capture_default_str();
-    command->add_option("--address-mode", options->address_mode,
-                        "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")
-        ->check(CLI::IsMember(kAddressModeNames))
-        ->capture_default_str();
-    command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
-    command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
-                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
+    add_address_mode_option(*command, options->address_mode);
+    add_image_reading_options(*command, options->gloss_to_roughness, options->resample);
     command->add_option("--min-psnr", options->min_psnr,
                         "A material whose pack's PSNR (dB, all channels, all mips) is below this fails (exit 9; the "
                         "pack is kept)")

@@ -31,6 +31,12 @@ inline std::string check_bits_per_texel(const std::string& text) {
     return value > 0.0 ? std::string() : std::string("must be above 0 bpp");
 }
 
+// The options of how a material's images are read, which compress, batch and scan share: --gloss-to-roughness and
+// --resample (material_options.cpp).
+void add_image_reading_options(CLI::App& command, bool& gloss_to_roughness, bool& resample);
+// --address-mode (compress, batch): wrap or clamp, kAddressModeNames.
+void add_address_mode_option(CLI::App& command, std::string& address_mode);
+
 void add_inspect_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);
 void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit_code);

@@ -550,13 +550,8 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
         ->check(CLI::IsMember(kNormalModeNames))
         ->capture_default_str();
-    command->add_option("--address-mode", options->address_mode,
-                        "Latent addressing at the edges: wrap (tiling materials) or clamp (UV atlases)")
-        ->check(CLI::IsMember(kAddressModeNames))
-        ->capture_default_str();
-    command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
-                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
-    command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
+    add_address_mode_option(*command, options->address_mode);
+    add_image_reading_options(*command, options->gloss_to_roughness, options->resample);
     command->add_flag("--strict", options->strict,
                       "An image file of the folder that would be left out of the pack is an error (exit 8), not a "
                       "warning");

@@ -192,9 +192,7 @@ void add_scan_command(CLI::App& app, const GlobalOptions& globals, int& exit_cod
     command->add_option("--normal-mode", options->normal_mode, "Normal maps in the pack: auto (per map: xy where rebuilding Z loses little, else stored), xy (Z "
                         "rebuilt), xyz (renormalised) or stored (three plain channels)")
         ->check(CLI::IsMember(kNormalModeNames));
-    command->add_flag("--gloss-to-roughness", options->gloss_to_roughness,
-                      "Store glossiness (gloss maps, Unity's smoothness channels) as roughness = 1 - gloss");
-    command->add_flag("--resample", options->resample, "Resample maps of other sizes to the largest (warns)");
+    add_image_reading_options(*command, options->gloss_to_roughness, options->resample);
     command->add_flag("--strict", options->strict,
                       "An image file of the folder that would be left out of the pack is an error (exit 8), not a "
                       "warning");
