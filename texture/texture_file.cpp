@@ -49,6 +49,19 @@ std::string expected_got(const std::string& field, uint64_t expected, uint64_t g
 
 constexpr BlockFormat kFormats[] = {BlockFormat::bc1, BlockFormat::bc4, BlockFormat::bc5, BlockFormat::bc7};
 
+// Sets t's format and sRGB flag to those whose container code (`code_of`: dxgi_format or vk_format) is `code`;
+// false when no format nmc writes has it.
+bool format_of_code(uint32_t (*code_of)(BlockFormat, bool), uint32_t code, BlockTexture& t) {
+    for (BlockFormat f : kFormats)
+        for (bool srgb : {false, true})
+            if ((!srgb || has_srgb_variant(f)) && code_of(f, srgb) == code) {
+                t.format = f;
+                t.srgb = srgb;
+                return true;
+            }
+    return false;
+}
+
 // Reads the levels of `t` (format and size set) from `data`, mip 0 first; the caller checked the sizes.
 void split_levels(BlockTexture& t, int levels, const uint8_t* data) {
     for (int m = 0; m < levels; ++m) {
@@ -131,11 +144,7 @@ Result<BlockTexture> decode_dds(const std::vector<uint8_t>& bytes) {
         return Status(StatusCode::not_recognized, "DDS file without a DX10 header: not a format nmc writes");
     if ((flags & kDdsFlags) != kDdsFlags) return corrupt("DDS", expected_got("flags (required bits)", kDdsFlags, flags));
     BlockTexture t;
-    bool known = false;
-    for (BlockFormat f : kFormats)
-        for (bool srgb : {false, true})
-            if ((!srgb || has_srgb_variant(f)) && dxgi_format(f, srgb) == dxgi) t.format = f, t.srgb = srgb, known = true;
-    if (!known) return Status(StatusCode::not_recognized, "DDS file of DXGI format " + std::to_string(dxgi) + ": not BC1, BC4, BC5 or BC7");
+    if (!format_of_code(dxgi_format, dxgi, t)) return Status(StatusCode::not_recognized, "DDS file of DXGI format " + std::to_string(dxgi) + ": not BC1, BC4, BC5 or BC7");
     if (dimension != kD3d10ResourceDimensionTexture2d) return corrupt("DDS", expected_got("resource dimension", 3, dimension));
     if (array_size != 1 || misc != 0 || depth != 0)
         return corrupt("DDS", "a texture array, cube map or volume: nmc writes single 2D textures");
@@ -259,11 +268,7 @@ Result<BlockTexture> decode_ktx2(const std::vector<uint8_t>& bytes) {
     const uint32_t kvd_length = r.u32();
     const uint64_t sgd_offset = r.u64(), sgd_length = r.u64();
     BlockTexture t;
-    bool known = false;
-    for (BlockFormat f : kFormats)
-        for (bool srgb : {false, true})
-            if ((!srgb || has_srgb_variant(f)) && vk_format(f, srgb) == vk) t.format = f, t.srgb = srgb, known = true;
-    if (!known) return Status(StatusCode::not_recognized, "KTX2 file of vkFormat " + std::to_string(vk) + ": not BC1, BC4, BC5 or BC7");
+    if (!format_of_code(vk_format, vk, t)) return Status(StatusCode::not_recognized, "KTX2 file of vkFormat " + std::to_string(vk) + ": not BC1, BC4, BC5 or BC7");
     if (type_size != 1) return corrupt("KTX2", expected_got("typeSize", 1, type_size));
     if (depth != 0 || layers != 0 || faces != 1)
         return corrupt("KTX2", "a volume, array or cube map: nmc writes single 2D textures");
