@@ -353,10 +353,10 @@ int main(int argc, char** argv) {
     module_info.pCode = nmc_spirv_render_comp;
     VkShaderModule compute = VK_NULL_HANDLE;
     check_vk(vk.vkCreateShaderModule(device, &module_info, nullptr, &compute), "vkCreateShaderModule");
-    // nmc_decode.glsl's network shape, then render.frag's and render.comp's two constants.
+    // nmc_decode.glsl's network shape and the widest layer (constant 0), then kReference (constant 1).
     const auto specialization_constants = [&](uint32_t reference_path) {
-        std::vector<SpecializationConstant> constants = nmc::vulkan_detail::shape_constants(model->shape);
-        constants.push_back({0, static_cast<uint32_t>(model->max_width)});
+        std::vector<SpecializationConstant> constants =
+            nmc::vulkan_detail::decode_constants(model->shape, model->max_width);
         constants.push_back({1, reference_path});
         return constants;
     };

@@ -482,10 +482,11 @@ Status Context::create_device_buffer(const void* data, VkDeviceSize size, VkBuff
     return status;
 }
 
-std::vector<SpecializationConstant> shape_constants(const std::vector<uint32_t>& shape) {
+std::vector<SpecializationConstant> decode_constants(const std::vector<uint32_t>& shape, int max_width) {
     std::vector<SpecializationConstant> constants;
     for (size_t i = 0; i < shape.size(); ++i)
         constants.push_back({NMC_DEFAULT_CONSTANT_ID + static_cast<uint32_t>(i), shape[i]});
+    constants.push_back({0, static_cast<uint32_t>(max_width)});
     return constants;
 }
 

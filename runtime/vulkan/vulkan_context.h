@@ -125,8 +125,9 @@ struct SpecializationConstant {
     uint32_t value;
 };
 
-// The specialization constants of nmc_decode.glsl's network shape (GpuModel::shape, ids NMC_CONSTANT_ID onwards).
-std::vector<SpecializationConstant> shape_constants(const std::vector<uint32_t>& shape);
+// The specialization constants of a shader that includes nmc_decode.glsl, as nmc's shaders declare them: the network's
+// shape (GpuModel::shape, ids NMC_CONSTANT_ID onwards; none for an empty shape) and constant 0, the widest layer.
+std::vector<SpecializationConstant> decode_constants(const std::vector<uint32_t>& shape, int max_width);
 
 // The VkSpecializationInfo of a list of constants, pointing into this object (which therefore does not move).
 struct Specialization {

@@ -107,9 +107,7 @@ struct Session {
 
     // The constants every decoding shader takes: 0 the widest layer, and nmc_decode.glsl's network shape.
     std::vector<SpecializationConstant> decode_constants() const {
-        std::vector<SpecializationConstant> constants = shape_constants(shape);
-        constants.push_back({0, static_cast<uint32_t>(max_width)});
-        return constants;
+        return vulkan_detail::decode_constants(shape, max_width);
     }
     VkQueryPool timestamps = VK_NULL_HANDLE;
     uint64_t chunk_texels = 0;
@@ -175,7 +173,7 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
     // automatic takes the scalar path: on the H200 it decodes 1.6 to 1.9 times faster than the cooperative-matrix
     // one (docs/benchmarks.md), and its values are the CPU's bit for bit.
     path = options.path == VulkanNetworkPath::cooperative_matrix ? VulkanNetworkPath::cooperative_matrix
-                                                                  : VulkanNetworkPath::scalar;
+                                                                 : VulkanNetworkPath::scalar;
 
     const VkDeviceSize model_bytes = gpu_model.words.size() * sizeof(uint32_t);
     const uint64_t range = context->limits().maxStorageBufferRange;
