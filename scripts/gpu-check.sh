@@ -36,7 +36,8 @@
 #                                  vulkaninfo, the Vulkan decoder and CLI tests, nmc validate on both devices for
 #                                  each vulkan-packs/<material>.nmc (carried; made here by nmc compress on the shared
 #                                  materials, which travel as ./shared) -> vulkan-validate.txt, then
-#                                  nmc_vulkan_decoder_bench and nmc_cuda_decoder_bench (vulkan.txt: both tables),
+#                                  nmc_vulkan_decoder_bench, nmc_cuda_decoder_bench and nmc_vulkan_peak_bench
+#                                  (vulkan.txt: the three tables),
 #                                  nmc_vulkan_render_bench at 1920x1080 on vulkan-packs/$NMC_VULKAN_RENDER.nmc (default
 #                                  polyhaven_rusty_metal_05_1k) -> vulkan-render.txt and render/*.png;
 #                                  NMC_VULKAN_CUDA=0 builds without CUDA (shorter; no CUDA figures)
@@ -174,7 +175,7 @@ if [ "$mode" = vulkan ]; then
     { tail -40 "$out/configure.log"; exit 1; }
   # shellcheck disable=SC2086
   cmake --build build-gpu-vulkan -j"$jobs" --target nmc vulkan_decoder_test nmc_decompress_validate_cli_tests \
-    nmc_vulkan_decoder_bench nmc_vulkan_render_bench $cuda_targets >"$out/build.log" 2>&1 ||
+    nmc_vulkan_decoder_bench nmc_vulkan_peak_bench nmc_vulkan_render_bench $cuda_targets >"$out/build.log" 2>&1 ||
     { grep -B2 -A8 -m5 error "$out/build.log"; exit 1; }
   rm -f "$out/build.log" "$out/configure.log"  # the device tool brings back 8 files: keep them for results
   step "Vulkan decoder and CLI tests (vulkan-tests.txt)"
@@ -212,6 +213,7 @@ PY
   step "benchmarks: nmc_vulkan_decoder_bench 4096, nmc_cuda_decoder_bench (vulkan.txt)"
   build-gpu-vulkan/bench/nmc_vulkan_decoder_bench 4096 10 5 >"$out/vulkan.txt" 2>&1 || status=1
   if [ -n "$cuda_targets" ]; then build-gpu-vulkan/bench/nmc_cuda_decoder_bench >>"$out/vulkan.txt" 2>&1 || status=1; fi
+  build-gpu-vulkan/bench/nmc_vulkan_peak_bench >>"$out/vulkan.txt" 2>&1 || status=1
   # Inference on sample at 1920x1080 (vulkan-render.txt, frames in $OUT/render/) on NMC_VULKAN_RENDER's pack.
   render_material="${NMC_VULKAN_RENDER:-polyhaven_rusty_metal_05_1k}"
   if [ -f "vulkan-packs/$render_material.nmc" ] && [ -d "../shared/materials/$render_material" ]; then

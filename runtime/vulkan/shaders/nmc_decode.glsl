@@ -126,21 +126,17 @@ float nmc_max(float a, float b) {
 }
 
 // spec 2.1's E4M3 rounding of an x with |x| <= 448 or a NaN (kept): the nearest E4M3 value, ties to even, by integer
-// operations on the bits. A NaN is returned as it is: the mantissa rounding would carry NVIDIA's NaN, 0x7FFFFFFF, into
-// the sign bit.
+// operations on the bits. Both roundings are computed and one selected, without branches (a third of the activation's
+// time on NVIDIA's tensor-core path: bench/vulkan_peak_bench.cpp). A NaN is returned as it is: the mantissa rounding
+// would carry NVIDIA's NaN, 0x7FFFFFFF, into the sign bit.
 float nmc_round_fp8_unsaturated(float x) {
     const uint b = floatBitsToUint(x);
     const uint magnitude = b & 0x7FFFFFFFu;
-    if (magnitude > 0x7F800000u) return x;
-    uint r;
-    if (magnitude < 0x3C800000u) {
-        // below 2^-6: multiples of 2^-9, ties to even; float32's step in [2^14, 2^15) is 2^-9.
-        precise float t = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;
-        r = floatBitsToUint(t);
-    } else {
-        r = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;  // 3 mantissa bits, ties to even
-    }
-    return uintBitsToFloat(r | (b & 0x80000000u));
+    // below 2^-6: multiples of 2^-9, ties to even; float32's step in [2^14, 2^15) is 2^-9.
+    precise float small = (uintBitsToFloat(magnitude) + 16384.0) - 16384.0;
+    const uint large = (magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) & ~0xFFFFFu;  // 3 mantissa bits, ties to even
+    const uint rounded = (magnitude < 0x3C800000u ? floatBitsToUint(small) : large) | (b & 0x80000000u);
+    return magnitude > 0x7F800000u ? x : uintBitsToFloat(rounded);
 }
 
 // spec 2.1: the nearest E4M3 value of x, ties to even; beyond 448 saturates; a NaN gives 0x7FC00000.
