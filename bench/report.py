@@ -427,20 +427,35 @@ def _cuda_decoder_bench_from_gpu_check(results_dir):
     return partial
 
 
+def _vulkan_table(lines, header_prefix):
+    """The header line starting with `header_prefix` (without "# ") and the cells of the `| vulkan:` rows of the table
+    right below it, or (None, [])."""
+    for i, line in enumerate(lines):
+        if line.startswith(header_prefix):
+            rows = []
+            for row in lines[i + 1:]:
+                if row.startswith("| vulkan:"):
+                    rows.append([cell.strip() for cell in row.strip("|").split("|")])
+                elif not row.startswith("|"):
+                    break
+            return line[2:], rows
+    return None, []
+
+
 def _vulkan_decoder_bench_from_gpu_check(results_dir):
     """The Vulkan decoder benchmark's table from the newest *-gpu-check-vulkan.txt: (file, machine line, the
-    benchmark's header, rows of cells), or None."""
+    benchmark's header, rows of cells, whether the file has the CUDA decoder's table, the arithmetic ceilings' rows
+    (nmc_vulkan_peak_bench; empty in files before it)), or None."""
     for path in sorted(glob.glob(os.path.join(results_dir, "*-gpu-check-vulkan.txt")), reverse=True):
         with open(path) as f:
             lines = f.read().splitlines()
-        header = next((line[2:] for line in lines if line.startswith("# Vulkan whole-material decode:")), None)
-        rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines
-                if line.startswith("| vulkan:")]
+        header, rows = _vulkan_table(lines, "# Vulkan whole-material decode:")
         if header and rows:
             machine = next((line.split("machine:", 1)[1].strip() for line in lines
                             if line.startswith("==") and "machine:" in line), "GPU machine")
             with_cuda = any(line.startswith("# CUDA") or line.startswith("path ") for line in lines)
-            return os.path.basename(path), machine, header.split(": ", 1)[1], rows, with_cuda
+            _, ceilings = _vulkan_table(lines, "# Vulkan arithmetic ceilings")
+            return os.path.basename(path), machine, header.split(": ", 1)[1], rows, with_cuda, ceilings
     return None
 
 
@@ -590,13 +605,20 @@ def _speed(w, db, results_dir):
     w()
     vulkan = _vulkan_decoder_bench_from_gpu_check(results_dir)
     if vulkan:
-        name, device, header, rows, with_cuda = vulkan
+        name, device, header, rows, with_cuda, ceilings = vulkan
         w("`nmc_vulkan_decoder_bench` (the Vulkan runtime, docs/runtime.md) as `scripts/gpu-check.sh vulkan` printed "
           "it in `%s` (%s; %s; device timestamps%s):"
           % (name, device, header, "; the CUDA decoder's table of the same run is in that file" if with_cuda else
              "; the file also lists the compiled pipelines' statistics"))
         w()
         w.table(["device", "path", "arithmetic", "ms", "Gtexel/s"], rows, ["---", "---", "---", "---:", "---:"])
+        if ceilings:
+            w("The arithmetic ceilings under it, `nmc_vulkan_peak_bench` in the same run (a 64 -> 64 layer chained on "
+              "tensor cores; the last column: the default network's texels a second at that layer rate, sampling not "
+              "counted):")
+            w()
+            w.table(["device", "kernel", "ms", "TFLOP/s", "Gtexel/s"], ceilings,
+                    ["---", "---", "---:", "---:", "---:"])
     else:
         w("**Not measured yet.** `scripts/gpu-check.sh vulkan` runs `nmc_vulkan_decoder_bench`.")
         w()
