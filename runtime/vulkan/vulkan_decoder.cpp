@@ -22,10 +22,14 @@ namespace nmc {
 namespace vulkan_detail {
 namespace {
 
-constexpr uint32_t kWorkgroupSize = 64;  // decode_mip_scalar.comp's and decode_mip_coopmat.comp's local_size_x
-// decode_mip_coopmat.comp's shared memory per column of the widest layer: a column of X (64 binary16 rows) and of the
-// sums (64 float32 rows).
-constexpr uint64_t kCooperativeSharedBytesPerColumn = kWorkgroupSize * 2 + kWorkgroupSize * 4;
+constexpr uint32_t kWorkgroupSize = 64;  // decode_mip_scalar.comp's local_size_x: a texel an invocation
+// decode_mip_coopmat.comp: blocks of kCooperativeRows texels (its local_size_x), kCooperativeBlocks a workgroup, layers
+// at most kCooperativeMaxWidth wide (its register tiles); shared memory: layer 0's binary16 inputs of a block, a
+// float32 scratch tile per subgroup and, where they fit, every layer's binary16 weights.
+constexpr uint32_t kCooperativeRows = 128;
+constexpr uint32_t kCooperativeBlocks = 8;
+constexpr int kCooperativeMaxWidth = 128;
+constexpr uint64_t kCooperativeScratchBytes = 4 * 16 * 16 * 4;
 constexpr uint64_t kMaxGroupsPerDispatch = 65535;         // maxComputeWorkGroupCount[0]'s guaranteed minimum
 constexpr uint64_t kMaxChunkBytes = uint64_t{256} << 20;  // the output buffer of one dispatch
 
@@ -113,6 +117,7 @@ struct Session {
     uint64_t chunk_texels = 0;
 
     VulkanNetworkPath path = VulkanNetworkPath::scalar;
+    uint32_t texels_per_group = kWorkgroupSize;  // the path's workgroup decodes this many texels
     MaterialInfo material;
     std::vector<TextureLayout> textures;
     int channel_count = 0;
@@ -142,7 +147,7 @@ struct Session {
         const uint32_t texels = static_cast<uint32_t>(material.mip_width(mip)) * static_cast<uint32_t>(rows);
         const PushConstants push{static_cast<uint32_t>(mip), static_cast<uint32_t>(first_row),
                                  static_cast<uint32_t>(rows), texels};
-        pipeline->record_dispatch(&push, (texels + kWorkgroupSize - 1) / kWorkgroupSize);
+        pipeline->record_dispatch(&push, (texels + texels_per_group - 1) / texels_per_group);
     }
 
     Status create(const Pack& pack, const VulkanDecoderOptions& options, const GpuModel& gpu_model);
@@ -158,22 +163,37 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
     const VulkanDeviceInfo& info = context->info();
     const std::string device_name = "vulkan:" + std::to_string(info.index) + " (" + info.name + ")";
 
-    // The network path: the cooperative-matrix one where asked for or, by default, where the device has it and its
-    // shared memory holds the pack's matrices (decode_mip_coopmat.comp: 64 rows of binary16 inputs and float32 sums).
-    const uint64_t shared_bytes =
-        kCooperativeSharedBytesPerColumn * NMC_PADDED(static_cast<uint32_t>(gpu_model.max_width));
+    // The network path: the cooperative-matrix one where asked for and the device, the pack and the options allow it
+    // (decode_mip_coopmat.comp: register tiles up to kCooperativeMaxWidth, the shape as specialization constants,
+    // a block's layer-0 inputs in shared memory).
+    const uint32_t input_padded = NMC_PADDED(static_cast<uint32_t>(pack.network.layers.front().input_width));
+    const uint64_t staging_bytes = uint64_t{kCooperativeRows} * input_padded * 2 + kCooperativeScratchBytes;
+    uint64_t weight_halves = 0;
+    for (const Layer& layer : pack.network.layers)
+        weight_halves += uint64_t{NMC_PADDED(static_cast<uint32_t>(layer.input_width))} *
+                         NMC_PADDED(static_cast<uint32_t>(layer.output_width));
+    const uint64_t shared_limit = context->limits().maxComputeSharedMemorySize;
     std::string cooperative_missing = info.cooperative_matrix ? "" : info.cooperative_matrix_detail;
-    if (cooperative_missing.empty() && shared_bytes > context->limits().maxComputeSharedMemorySize)
-        cooperative_missing = "the pack's widest layer (" + std::to_string(gpu_model.max_width) + ") needs " +
-                              std::to_string(shared_bytes) + " bytes of shared memory, the device has " +
-                              std::to_string(context->limits().maxComputeSharedMemorySize);
+    if (cooperative_missing.empty() && gpu_model.max_width > kCooperativeMaxWidth)
+        cooperative_missing = "the pack's widest layer (" + std::to_string(gpu_model.max_width) +
+                              ") is wider than its " + std::to_string(kCooperativeMaxWidth);
+    if (cooperative_missing.empty() && !options.shape_constants)
+        cooperative_missing = "it needs the network's shape as specialization constants (shape_constants)";
+    if (cooperative_missing.empty() && staging_bytes > shared_limit)
+        cooperative_missing = "the pack's layer 0 needs " + std::to_string(staging_bytes) +
+                              " bytes of shared memory, the device has " + std::to_string(shared_limit);
     if (options.path == VulkanNetworkPath::cooperative_matrix && !cooperative_missing.empty())
         return Status(StatusCode::backend_unavailable,
                       device_name + " cannot run the cooperative-matrix path: " + cooperative_missing);
-    // automatic takes the scalar path: on the H200 it decodes 1.6 to 1.9 times faster than the cooperative-matrix
-    // one (docs/benchmarks.md), and its values are the CPU's bit for bit.
+    // automatic takes the scalar path: its values are the CPU's bit for bit, so `--device vulkan` writes the CPU's
+    // files; the cooperative-matrix path (1.3-1.5 times faster on the H200, docs/runtime.md) is asked for by name.
     path = options.path == VulkanNetworkPath::cooperative_matrix ? VulkanNetworkPath::cooperative_matrix
                                                                  : VulkanNetworkPath::scalar;
+    texels_per_group = path == VulkanNetworkPath::cooperative_matrix ? kCooperativeRows * kCooperativeBlocks
+                                                                      : kWorkgroupSize;
+    // The weights go to shared memory where they fit beside the inputs, else the shader reads the model buffer.
+    const uint32_t shared_weights =
+        staging_bytes + weight_halves * 2 <= shared_limit ? static_cast<uint32_t>(weight_halves) : 0;
 
     const VkDeviceSize model_bytes = gpu_model.words.size() * sizeof(uint32_t);
     const uint64_t range = context->limits().maxStorageBufferRange;
@@ -183,7 +203,7 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
                           " bytes, beyond the device's storage buffer range of " + std::to_string(range));
     // One chunk's output: whole rows, at most kMaxGroupsPerDispatch groups and kMaxChunkBytes (and the device's range).
     const uint64_t plane_bytes = sizeof(float) * static_cast<uint64_t>(channel_count);
-    chunk_texels = std::min<uint64_t>(kMaxGroupsPerDispatch * kWorkgroupSize,
+    chunk_texels = std::min<uint64_t>(kMaxGroupsPerDispatch * texels_per_group,
                                       std::min<uint64_t>(kMaxChunkBytes, range) / plane_bytes);
     uint64_t output_texels = 0;
     for (int m = 0; m < material.mip_count; ++m)
@@ -202,13 +222,17 @@ Status Session::create(const Pack& pack, const VulkanDecoderOptions& options, co
                                VK_MEMORY_PROPERTY_HOST_CACHED_BIT, readback));
 
     // Bindings: 0 the model buffer, 1 the output, and for the cooperative-matrix path 2 the model buffer again (read
-    // as binary16 weights). Specialization constants: 0 the widest layer, 1 (cooperative-matrix path) that width
-    // padded to 16, and nmc_decode.glsl's network shape.
+    // as binary16 weights). Specialization constants: 0 the widest layer, nmc_decode.glsl's network shape, and for
+    // the cooperative-matrix path 1 layer 0's input width padded to 16, 2 the weights in shared memory, 3 the blocks
+    // of a workgroup.
     max_width = gpu_model.max_width;
     if (options.shape_constants) shape = gpu_model.shape;
     std::vector<SpecializationConstant> constants = decode_constants();
-    if (path == VulkanNetworkPath::cooperative_matrix)
-        constants.push_back({1, NMC_PADDED(static_cast<uint32_t>(max_width))});
+    if (path == VulkanNetworkPath::cooperative_matrix) {
+        constants.push_back({1, input_padded});
+        constants.push_back({2, shared_weights});
+        constants.push_back({3, kCooperativeBlocks});
+    }
     Result<std::unique_ptr<ComputePipeline>> made =
         path == VulkanNetworkPath::cooperative_matrix
             ? ComputePipeline::create(*context, nmc_spirv_decode_mip_coopmat, sizeof(nmc_spirv_decode_mip_coopmat),

@@ -36,11 +36,11 @@ Result<std::vector<VulkanDeviceInfo>> list_vulkan_devices();
 // How the network's layers run (docs/runtime.md, "Which path runs where"). Both compute the spec's maths; they differ
 // only in the order of each layer's float32 sum, which spec 8.6 leaves free.
 enum class VulkanNetworkPath {
-    automatic,           // scalar: the faster of the two where both run (measured on the H200, docs/runtime.md)
+    automatic,           // scalar: the CPU's values bit for bit (cooperative_matrix is faster where it runs)
     scalar,              // one invocation a texel, sums in input order: the CPU portable kernel's values, bit for bit
     cooperative_matrix,  // the products on tensor cores (VK_NV_cooperative_matrix, 16x16x16 fp16 -> fp32, subgroups
-                         // of 32: NVIDIA Turing and newer), for packs whose matrices fit the device's shared memory
-                         // (384 bytes per unit of the widest layer rounded up to 16: 48 KiB holds widths up to 128)
+                         // of 32: NVIDIA Turing and newer), for packs whose layers are at most 128 wide, with the
+                         // network's shape as specialization constants (shape_constants)
 };
 const char* to_string(VulkanNetworkPath path);
 
