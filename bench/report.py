@@ -443,10 +443,13 @@ def _vulkan_table(lines, header_prefix):
 
 
 def _vulkan_decoder_bench_from_gpu_check(results_dir):
-    """The Vulkan decoder benchmark's table from the newest *-gpu-check-vulkan.txt: (file, machine line, the
+    """The Vulkan decoder benchmark's table from the newest *-gpu-check-vulkan.txt or *-vulkan-decoder-bench.txt (the
+    benchmark's output alone): (file, machine line, the
     benchmark's header, rows of cells, whether the file has the CUDA decoder's table, the arithmetic ceilings' rows
     (nmc_vulkan_peak_bench; empty in files before it)), or None."""
-    for path in sorted(glob.glob(os.path.join(results_dir, "*-gpu-check-vulkan.txt")), reverse=True):
+    logs = glob.glob(os.path.join(results_dir, "*-gpu-check-vulkan.txt")) + \
+        glob.glob(os.path.join(results_dir, "*-vulkan-decoder-bench.txt"))
+    for path in sorted(logs, key=os.path.basename, reverse=True):
         with open(path) as f:
             lines = f.read().splitlines()
         header, rows = _vulkan_table(lines, "# Vulkan whole-material decode:")
@@ -606,14 +609,14 @@ def _speed(w, db, results_dir):
     vulkan = _vulkan_decoder_bench_from_gpu_check(results_dir)
     if vulkan:
         name, device, header, rows, with_cuda, ceilings = vulkan
-        w("`nmc_vulkan_decoder_bench` (the Vulkan runtime, docs/runtime.md) as `scripts/gpu-check.sh vulkan` printed "
-          "it in `%s` (%s; %s; device timestamps%s):"
+        w("`nmc_vulkan_decoder_bench` (the Vulkan runtime, docs/runtime.md; `scripts/gpu-check.sh vulkan` runs it) in "
+          "`%s` (%s; %s; device timestamps%s):"
           % (name, device, header, "; the CUDA decoder's table of the same run is in that file" if with_cuda else
              "; the file also lists the compiled pipelines' statistics"))
         w()
         w.table(["device", "path", "arithmetic", "ms", "Gtexel/s"], rows, ["---", "---", "---", "---:", "---:"])
         if ceilings:
-            w("The arithmetic ceilings under it, `nmc_vulkan_peak_bench` in the same run (a 64 -> 64 layer chained on "
+            w("The arithmetic ceilings under it, `nmc_vulkan_peak_bench` in the same file (a 64 -> 64 layer chained on "
               "tensor cores; the last column: the default network's texels a second at that layer rate, sampling not "
               "counted):")
             w()
