@@ -84,8 +84,40 @@ Result<std::unique_ptr<Context>> Context::open(int index) {
     return context;
 }
 
+Result<std::unique_ptr<Context>> Context::adopt(PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance,
+                                                VkPhysicalDevice physical_device, VkDevice device) {
+    if (get_instance_proc_addr == nullptr || instance == VK_NULL_HANDLE || physical_device == VK_NULL_HANDLE ||
+        device == VK_NULL_HANDLE)
+        return Status(StatusCode::invalid_argument,
+                      "the engine's Vulkan device: vkGetInstanceProcAddr, instance, physical device and device are all "
+                      "needed");
+    std::unique_ptr<Context> context(new Context());
+    context->owns_device_ = false;
+    GlobalFunctions engine_loader;
+    engine_loader.vkGetInstanceProcAddr = get_instance_proc_addr;
+    NMC_RETURN_IF_ERROR(load_instance_functions(engine_loader, instance, context->vki_));
+    context->instance_ = instance;
+    context->physical_ = physical_device;
+    VkPhysicalDeviceProperties properties;
+    context->vki_.vkGetPhysicalDeviceProperties(physical_device, &properties);
+    context->info_.index = -1;
+    context->info_.name = properties.deviceName;
+    context->info_.type = device_type_name(properties.deviceType);
+    context->info_.api_version = version_string(properties.apiVersion);
+    context->info_.cooperative_matrix_detail = "an engine's device: nmc enables no extension on it";
+    if (properties.apiVersion < VK_API_VERSION_1_1)
+        return Status(StatusCode::backend_unavailable, "the engine's Vulkan device (" + context->info_.name +
+                                                           ") supports Vulkan " + context->info_.api_version +
+                                                           "; nmc needs 1.1");
+    context->limits_ = properties.limits;
+    context->vki_.vkGetPhysicalDeviceMemoryProperties(physical_device, &context->memory_properties_);
+    context->device_ = device;
+    NMC_RETURN_IF_ERROR(load_device_functions(context->vki_, device, context->vkd_));
+    return context;
+}
+
 Context::~Context() {
-    if (device_ != VK_NULL_HANDLE) {
+    if (device_ != VK_NULL_HANDLE && owns_device_) {
         if (fence_ != VK_NULL_HANDLE) vkd_.vkDestroyFence(device_, fence_, nullptr);
         if (command_pool_ != VK_NULL_HANDLE) vkd_.vkDestroyCommandPool(device_, command_pool_, nullptr);
         vkd_.vkDestroyDevice(device_, nullptr);
@@ -364,6 +396,8 @@ Status Context::make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemor
 }
 
 Status Context::begin() {
+    if (commands_ == VK_NULL_HANDLE)
+        return Status(StatusCode::internal, "Vulkan: an adopted engine device records into the engine's commands");
     NMC_VK(vkd_.vkResetCommandBuffer(commands_, 0));
     auto begin_info = vk_struct<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
     begin_info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -393,6 +427,12 @@ void Context::barrier(VkPipelineStageFlags from, VkAccessFlags from_access, VkPi
 void Context::image_barrier(VkImage image, uint32_t mips, VkImageLayout old_layout, VkImageLayout new_layout,
                             VkPipelineStageFlags from, VkAccessFlags from_access, VkPipelineStageFlags to,
                             VkAccessFlags to_access) {
+    image_barrier(commands_, image, mips, old_layout, new_layout, from, from_access, to, to_access);
+}
+
+void Context::image_barrier(VkCommandBuffer commands, VkImage image, uint32_t mips, VkImageLayout old_layout,
+                            VkImageLayout new_layout, VkPipelineStageFlags from, VkAccessFlags from_access,
+                            VkPipelineStageFlags to, VkAccessFlags to_access) const {
     auto b = vk_struct<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
     b.srcAccessMask = from_access;
     b.dstAccessMask = to_access;
@@ -402,7 +442,7 @@ void Context::image_barrier(VkImage image, uint32_t mips, VkImageLayout old_layo
     b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
     b.image = image;
     b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1};
-    vkd_.vkCmdPipelineBarrier(commands_, from, to, 0, 0, nullptr, 0, nullptr, 1, &b);
+    vkd_.vkCmdPipelineBarrier(commands, from, to, 0, 0, nullptr, 0, nullptr, 1, &b);
 }
 
 bool Context::format_supports(VkFormat format, VkFormatFeatureFlags features) const {
@@ -610,8 +650,11 @@ std::string ComputePipeline::statistics() const {
 }
 
 void ComputePipeline::record_dispatch(const void* push, uint32_t groups) const {
+    record_dispatch(context_.commands(), push, groups);
+}
+
+void ComputePipeline::record_dispatch(VkCommandBuffer commands, const void* push, uint32_t groups) const {
     const DeviceFunctions& vkd = context_.vk();
-    const VkCommandBuffer commands = context_.commands();
     vkd.vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline_);
     vkd.vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, layout_, 0, 1, &set_, 0, nullptr);
     if (push_bytes_ > 0) vkd.vkCmdPushConstants(commands, layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes_, push);

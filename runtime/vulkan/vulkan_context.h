@@ -51,6 +51,11 @@ public:
     static Result<std::unique_ptr<Context>> open(int index);
     // How many devices the loader lists; the same errors as open() without a loader or a driver.
     static Result<int> device_count();
+    // An engine's device instead of one of its own (EngineTextureDecoder): entry points loaded through the engine's
+    // vkGetInstanceProcAddr; no queue, command buffer or fence (begin and submit_and_wait refuse); the device is the
+    // engine's and outlives the context. backend_unavailable below Vulkan 1.1.
+    static Result<std::unique_ptr<Context>> adopt(PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInstance instance,
+                                                  VkPhysicalDevice physical_device, VkDevice device);
     ~Context();
     Context(const Context&) = delete;
     Context& operator=(const Context&) = delete;
@@ -62,6 +67,8 @@ public:
     // Whether pipelines report their compiled statistics (VK_KHR_pipeline_executable_properties).
     bool pipeline_statistics() const { return vkd_.vkGetPipelineExecutableStatisticsKHR != nullptr; }
     const DeviceFunctions& vk() const { return vkd_; }
+    VkInstance instance() const { return instance_; }
+    VkPhysicalDevice physical_device() const { return physical_; }
     VkDevice device() const { return device_; }
     VkCommandBuffer commands() const { return commands_; }
 
@@ -82,6 +89,10 @@ public:
     void image_barrier(VkImage image, uint32_t mips, VkImageLayout old_layout, VkImageLayout new_layout,
                        VkPipelineStageFlags from, VkAccessFlags from_access, VkPipelineStageFlags to,
                        VkAccessFlags to_access);
+    // The same, recorded into `commands`.
+    void image_barrier(VkCommandBuffer commands, VkImage image, uint32_t mips, VkImageLayout old_layout,
+                       VkImageLayout new_layout, VkPipelineStageFlags from, VkAccessFlags from_access,
+                       VkPipelineStageFlags to, VkAccessFlags to_access) const;
 
     // A 2D optimal-tiling device-local image of `mips` levels with its memory (limit_exceeded beyond the device's
     // maxImageDimension2D). On failure nothing is left allocated.
@@ -116,6 +127,7 @@ private:
     VkCommandPool command_pool_ = VK_NULL_HANDLE;
     VkCommandBuffer commands_ = VK_NULL_HANDLE;
     VkFence fence_ = VK_NULL_HANDLE;
+    bool owns_device_ = true;  // false for an adopted engine device
     VulkanDeviceInfo info_;
 };
 
@@ -155,8 +167,10 @@ public:
     // device does not report them (Context::pipeline_statistics).
     std::string statistics() const;
 
-    // Records binding, the push constants and a dispatch of `groups` workgroups into context.commands().
+    // Records binding, the push constants and a dispatch of `groups` workgroups into context.commands() or
+    // `commands`.
     void record_dispatch(const void* push, uint32_t groups) const;
+    void record_dispatch(VkCommandBuffer commands, const void* push, uint32_t groups) const;
 
 private:
     explicit ComputePipeline(Context& context) : context_(context) {}

@@ -11,12 +11,12 @@
 #include "decoder/cpu/reference_math.h"
 #include "runtime/vulkan/gpu_model.h"
 #include "runtime/vulkan/shaders/model_layout.h"
+#include "runtime/vulkan/texture_decoding.h"
 #include "runtime/vulkan/vulkan_context.h"
 
 // SPIR-V compiled from runtime/vulkan/shaders at build time (runtime/vulkan/CMakeLists.txt).
 #include "runtime/vulkan/spirv/decode_mip_coopmat.h"
 #include "runtime/vulkan/spirv/decode_mip_scalar.h"
-#include "runtime/vulkan/spirv/decode_texture.h"
 
 namespace nmc {
 namespace vulkan_detail {
@@ -41,58 +41,6 @@ struct PushConstants {
     uint32_t plane_stride;
 };
 
-// decode_texture.comp's push constants.
-struct TexturePushConstants {
-    uint32_t mip;
-    uint32_t texture;
-    uint32_t first_row;
-    uint32_t row_count;
-};
-
-// The image format of a texture (decode_texture.comp's texel layout) and its name.
-struct TextureFormat {
-    VkFormat format;
-    const char* name;
-    int samples;
-    int sample_bytes;
-};
-
-TextureFormat texture_format(const TextureLayout& texture) {
-    const int samples = texture.channels.size() == 3 ? 4 : static_cast<int>(texture.channels.size());
-    const int row = samples == 1 ? 0 : (samples == 2 ? 1 : 2);
-    switch (texture.sample_type) {
-        case SampleType::uint8:
-            if (texture.color_space == ColorSpace::srgb) {
-                const TextureFormat srgb[3] = {{VK_FORMAT_R8_SRGB, "R8_SRGB", 1, 1},
-                                               {VK_FORMAT_R8G8_SRGB, "R8G8_SRGB", 2, 1},
-                                               {VK_FORMAT_R8G8B8A8_SRGB, "R8G8B8A8_SRGB", 4, 1}};
-                return srgb[row];
-            } else {
-                const TextureFormat unorm[3] = {{VK_FORMAT_R8_UNORM, "R8_UNORM", 1, 1},
-                                                {VK_FORMAT_R8G8_UNORM, "R8G8_UNORM", 2, 1},
-                                                {VK_FORMAT_R8G8B8A8_UNORM, "R8G8B8A8_UNORM", 4, 1}};
-                return unorm[row];
-            }
-        case SampleType::uint16: {
-            const TextureFormat unorm16[3] = {{VK_FORMAT_R16_UNORM, "R16_UNORM", 1, 2},
-                                              {VK_FORMAT_R16G16_UNORM, "R16G16_UNORM", 2, 2},
-                                              {VK_FORMAT_R16G16B16A16_UNORM, "R16G16B16A16_UNORM", 4, 2}};
-            return unorm16[row];
-        }
-        case SampleType::float16: {
-            const TextureFormat half[3] = {{VK_FORMAT_R16_SFLOAT, "R16_SFLOAT", 1, 2},
-                                           {VK_FORMAT_R16G16_SFLOAT, "R16G16_SFLOAT", 2, 2},
-                                           {VK_FORMAT_R16G16B16A16_SFLOAT, "R16G16B16A16_SFLOAT", 4, 2}};
-            return half[row];
-        }
-        case SampleType::float32:
-            break;
-    }
-    const TextureFormat single[3] = {{VK_FORMAT_R32_SFLOAT, "R32_SFLOAT", 1, 4},
-                                     {VK_FORMAT_R32G32_SFLOAT, "R32G32_SFLOAT", 2, 4},
-                                     {VK_FORMAT_R32G32B32A32_SFLOAT, "R32G32B32A32_SFLOAT", 4, 4}};
-    return single[row];
-}
 
 }  // namespace
 
@@ -135,12 +83,8 @@ struct Session {
         for (Buffer* b : {&readback, &output, &model}) context->destroy(*b);
     }
 
-    // Rows of mip `mip` decoded by one dispatch.
-    int chunk_rows(int mip) const {
-        const uint64_t w = static_cast<uint64_t>(material.mip_width(mip));
-        return static_cast<int>(
-            std::clamp<uint64_t>(chunk_texels / w, 1, static_cast<uint64_t>(material.mip_height(mip))));
-    }
+    // Rows of mip `mip` decoded by one dispatch (whole-mip decoding and inference on load chunk alike).
+    int chunk_rows(int mip) const { return texture_chunk_rows(material, mip, chunk_texels); }
 
     // Records the dispatch of rows [first_row, first_row + rows) of mip `mip` into the output buffer.
     void record_dispatch(int mip, int first_row, int rows) const {
@@ -318,19 +262,12 @@ Result<TextureImage> VulkanDecoder::decode_texture_image(int texture) const {
                                                            format.name + " images");
     const std::lock_guard<std::mutex> lock(s.mutex);
     const uint64_t texel_bytes = static_cast<uint64_t>(format.samples) * static_cast<uint64_t>(format.sample_bytes);
-    // Whole rows a chunk, as many as the output chunk of decode_mip_channels holds texels.
-    const auto rows_of = [&](int mip) { return s.chunk_rows(mip); };
     if (!s.texture_pipeline) {
-        uint64_t most = 0;
-        for (int m = 0; m < s.material.mip_count; ++m)
-            most = std::max<uint64_t>(
-                most, static_cast<uint64_t>(rows_of(m)) * static_cast<uint64_t>(s.material.mip_width(m)));
-        NMC_RETURN_IF_ERROR(context.create_buffer((most * 16 + 3) / 4 * 4,
+        NMC_RETURN_IF_ERROR(context.create_buffer(vulkan_detail::texel_chunk_bytes(s.material, s.chunk_texels),
                                                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                                   0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, s.texel_chunk));
-        Result<std::unique_ptr<vulkan_detail::ComputePipeline>> made = vulkan_detail::ComputePipeline::create(
-            context, nmc_spirv_decode_texture, sizeof(nmc_spirv_decode_texture), {s.model.buffer, s.texel_chunk.buffer},
-            s.decode_constants(), sizeof(vulkan_detail::TexturePushConstants));
+        Result<std::unique_ptr<vulkan_detail::ComputePipeline>> made = vulkan_detail::create_texture_pipeline(
+            context, s.model.buffer, s.texel_chunk.buffer, s.decode_constants());
         if (!made.ok()) {
             context.destroy(s.texel_chunk);
             return made.status();
@@ -343,37 +280,16 @@ Result<TextureImage> VulkanDecoder::decode_texture_image(int texture) const {
     NMC_RETURN_IF_ERROR(context.create_image(
         format.format, static_cast<uint32_t>(s.material.width), static_cast<uint32_t>(s.material.height), mips,
         VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_SAMPLED_BIT, image));
-    // Decode each chunk into the texel buffer and copy it into its rows of the image.
+    // Every mip decoded chunk by chunk into the texel buffer and copied into its rows of the image, in one submission.
     Status status = context.begin();
     if (status.ok()) {
         context.image_barrier(image.image, mips, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                               VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, 0, VK_PIPELINE_STAGE_TRANSFER_BIT,
                               VK_ACCESS_TRANSFER_WRITE_BIT);
+        vulkan_detail::record_texture_decode(context.vk(), context.commands(), *s.texture_pipeline,
+                                             s.texel_chunk.buffer, s.chunk_texels, image.image, s.material, texture,
+                                             format);
         status = context.submit_and_wait();
-    }
-    for (int m = 0; status.ok() && m < s.material.mip_count; ++m) {
-        const int w = s.material.mip_width(m);
-        const int h = s.material.mip_height(m);
-        for (int first = 0; status.ok() && first < h; first += rows_of(m)) {
-            const int rows = std::min(rows_of(m), h - first);
-            const uint64_t texels = static_cast<uint64_t>(w) * static_cast<uint64_t>(rows);
-            const uint64_t per_invocation = texel_bytes < 4 ? 4 / texel_bytes : 1;
-            const vulkan_detail::TexturePushConstants push{static_cast<uint32_t>(m), static_cast<uint32_t>(texture),
-                                                           static_cast<uint32_t>(first), static_cast<uint32_t>(rows)};
-            status = context.begin();
-            if (!status.ok()) break;
-            s.texture_pipeline->record_dispatch(
-                &push, static_cast<uint32_t>((texels + per_invocation * 64 - 1) / (per_invocation * 64)));
-            context.barrier(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-            VkBufferImageCopy region{};
-            region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, static_cast<uint32_t>(m), 0, 1};
-            region.imageOffset = {0, first, 0};
-            region.imageExtent = {static_cast<uint32_t>(w), static_cast<uint32_t>(rows), 1};
-            context.vk().vkCmdCopyBufferToImage(context.commands(), s.texel_chunk.buffer, image.image,
-                                                VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-            status = context.submit_and_wait();
-        }
     }
     // Read every mip back through the read-back buffer, in chunks of whole rows that fit it.
     TextureImage result;
