@@ -67,10 +67,21 @@ TEST(CompressCli, WritesThePackItReports) {
     TempDir dir;
     write_albedo_roughness(dir.file("crate"));
     const std::string pack = dir.file("crate.nmc");
-    const CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --json", dir.path());
+    // --result (nmc batch's child protocol) writes the --json object with its version; a folder that does not exist
+    // yet is made.
+    const std::string result_file = dir.file("results/crate.json");
+    const CommandResult r = run_nmc(
+        "compress " + dir.file("crate") + " -o " + pack + kFast + " --json --result " + result_file, dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const Json report = parse(r.out);
     ASSERT_TRUE(report.is_object()) << r.out;
+    std::ostringstream result_text;
+    result_text << std::ifstream(result_file).rdbuf();
+    Json result = parse(result_text.str());
+    ASSERT_TRUE(result.is_object());
+    EXPECT_EQ(result["result_version"], 1);
+    result.erase("result_version");
+    EXPECT_EQ(result, report);
     const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
     ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
     const Json facts = parse(inspect.out);
