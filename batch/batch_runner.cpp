@@ -171,7 +171,6 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
     rec.fingerprint = job.fingerprint;
     rec.sources = job.sources;
     rec.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
-    const std::string err = read_text(r.err_path);
     if (WIFSIGNALED(wait_status)) {
         rec.status = "failed";
         rec.exit_code = -1;
@@ -179,17 +178,20 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
         return rec;
     }
     rec.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-    if (rec.exit_code != 0) {
-        rec.status = "failed";
-        rec.error = last_error_line(err);
-        if (rec.error.empty()) rec.error = "nmc compress exited with code " + std::to_string(rec.exit_code);
-        return rec;
-    }
     const Json j = Json::parse(read_text(r.result_path), nullptr, false);
     if (j.is_object() && j.value("result_version", 0) != kCompressResultVersion) {
         rec.status = "failed";
         rec.error = "nmc compress wrote a result of version " + j.value("result_version", Json(0)).dump() +
                     "; this nmc batch reads version " + std::to_string(kCompressResultVersion);
+        return rec;
+    }
+    if (rec.exit_code != 0) {
+        rec.status = "failed";
+        // The result's error; a child that failed before it could write one (its command line refused) left it on
+        // stderr only.
+        if (j.is_object() && j.contains("error") && j["error"].is_string()) rec.error = j["error"].get<std::string>();
+        if (rec.error.empty()) rec.error = last_error_line(read_text(r.err_path));
+        if (rec.error.empty()) rec.error = "nmc compress exited with code " + std::to_string(rec.exit_code);
         return rec;
     }
     const auto is_ignored_image = [](const Json& i) {

@@ -108,6 +108,13 @@ std::string format_seconds(double s) {
     return buf;
 }
 
+// --result: `fields` and the protocol's version, atomically.
+Status write_result_file(const std::string& path, Json fields) {
+    fields["result_version"] = kCompressResultVersion;
+    const std::string text = fields.dump(2) + "\n";
+    return write_file_atomically(path, text.data(), text.size(), Overwrite::allow);
+}
+
 int run_compress(const CompressCliOptions& o, int verbosity) {
     const auto preset = quality_preset_from_string(o.quality);  // CLI11 checked the value
     NetworkChoice network;
@@ -414,16 +421,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         std::vector<std::string> all_warnings = warnings;
         all_warnings.insert(all_warnings.end(), collapse_warnings.begin(), collapse_warnings.end());
         j["warnings"] = all_warnings;
-        if (!o.result_file.empty()) {
-            Json versioned = j;
-            versioned["result_version"] = kCompressResultVersion;
-            const std::string text = versioned.dump(2) + "\n";
-            if (Status stored = write_file_atomically(o.result_file, text.data(), text.size(), Overwrite::allow);
-                !stored.ok()) {
+        if (!o.result_file.empty())
+            if (Status stored = write_result_file(o.result_file, j); !stored.ok()) {
                 print_error(stored);
                 return exit_code_for(stored);
             }
-        }
         if (o.json) {
             std::printf("%s\n", j.dump(2).c_str());
             return kExitOk;
@@ -579,7 +581,13 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
     command->add_option("--result", options->result_file,
                         "Also write the --json object, with result_version, to this file (atomically, after the pack): "
                         "the protocol nmc batch runs its children with");
-    command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });
+    command->callback([options, &globals, &exit_code] {
+        exit_code = run_compress(*options, globals.verbosity);
+        // A failure's result: its exit code and error (best effort: an unwritable FILE is the failure itself).
+        if (exit_code != kExitOk && !options->result_file.empty())
+            (void)write_result_file(options->result_file,
+                                    Json{{"exit_code", exit_code}, {"error", last_error_message()}});
+    });
 }
 
 }  // namespace nmc::cli

@@ -23,14 +23,15 @@ stop() {
     if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$conf"; then pids+=("$pid"); fi
   done
   [ -f "$dir/munge/munged.pid" ] && pids+=("$(cat "$dir/munge/munged.pid")")
-  if [ -f "$dir/watchdog.pid" ]; then
-    pid=$(cat "$dir/watchdog.pid")
-    [ "$pid" = $$ ] || [ "$pid" = "$PPID" ] || pids+=("$pid")
-  fi
   if [ ${#pids[@]} -gt 0 ]; then
     kill -TERM "${pids[@]}" 2>/dev/null || true
     sleep 1
     kill -KILL "${pids[@]}" 2>/dev/null || true
+  fi
+  # The watchdog leads its own process group (setsid): end it with its sleep, unless this is the watchdog.
+  if [ -f "$dir/watchdog.pid" ]; then
+    pid=$(cat "$dir/watchdog.pid")
+    [ "$pid" = $$ ] || kill -KILL -- "-$pid" 2>/dev/null || true
   fi
   rm -f "$dir/watchdog.pid"
 }

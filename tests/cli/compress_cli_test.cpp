@@ -565,10 +565,20 @@ TEST(CompressCli, CompressesASingleImage) {
     EXPECT_NE(r.err.find(dir.file("crate/photo.png") + ": file name matches no map convention"), std::string::npos)
         << r.err;
     std::ofstream(dir.file("notes.txt")) << "hello";
-    r = run_nmc("compress " + dir.file("notes.txt") + " -o " + out + kFast, dir.path());
+    r = run_nmc("compress " + dir.file("notes.txt") + " -o " + out + kFast + " --result " + dir.file("result.json"),
+                dir.path());
     EXPECT_EQ(r.exit_code, 8) << r.err;
     EXPECT_NE(r.err.find(dir.file("notes.txt") + ": not a material"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
+    // --result records the failure for nmc batch: the exit code and the error as printed.
+    std::ostringstream result_text;
+    result_text << std::ifstream(dir.file("result.json")).rdbuf();
+    const Json failure = parse(result_text.str());
+    ASSERT_TRUE(failure.is_object()) << result_text.str();
+    EXPECT_EQ(failure["result_version"], 1);
+    EXPECT_EQ(failure["exit_code"], 8);
+    ASSERT_TRUE(failure["error"].is_string());
+    EXPECT_NE(r.err.find("nmc: error: " + failure["error"].get<std::string>() + "\n"), std::string::npos) << r.err;
 }
 
 // Issue 34: OpenBLAS divided the trainer's matrix products between as many threads as OMP_NUM_THREADS said, which
