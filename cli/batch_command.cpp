@@ -89,10 +89,11 @@ int print_summary(const std::vector<MaterialRecord>& records, const std::string&
 }
 
 int run_batch_command(const BatchCliOptions& o, int verbosity) {
-    // Merging and planning run no child: only a run asks which GPUs are visible.
+    // Merging and planning run no child: the name is checked, the GPUs are looked for only by a run.
     const bool runs_children = !o.report_only && !o.dry_run;
-    auto devices = batch_devices(o.device, std::getenv("CUDA_VISIBLE_DEVICES"),
-                                 [runs_children] { return runs_children ? trainer_cuda_device_count() : 1; });
+    auto devices = runs_children
+                       ? batch_devices(o.device, std::getenv("CUDA_VISIBLE_DEVICES"), trainer_cuda_device_count)
+                       : batch_devices(o.device, nullptr, [] { return 1; });
     if (!devices.ok()) {
         print_error(devices.status());
         return exit_code_for(devices.status());

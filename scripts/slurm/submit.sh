@@ -40,7 +40,10 @@ if [ "${1:-}" = "--" ]; then shift; fi
 for n in "$shards" "$gpus" "$cpus"; do
   [[ $n =~ ^[0-9]+$ ]] || { echo "submit.sh: --shards, --gpus-per-task and --cpus-per-task take numbers" >&2; exit 2; }
 done
-[ "$shards" -ge 1 ] && [ "$cpus" -ge 1 ] || { echo "submit.sh: --shards and --cpus-per-task must be >= 1" >&2; exit 2; }
+if [ "$shards" -lt 1 ] || [ "$cpus" -lt 1 ]; then
+  echo "submit.sh: --shards and --cpus-per-task must be >= 1" >&2
+  exit 2
+fi
 nmc=$(realpath -m "${nmc:-$(command -v nmc || echo nmc)}")
 [ -x "$nmc" ] || { echo "submit.sh: $nmc: no nmc executable (put nmc on PATH or pass --nmc)" >&2; exit 2; }
 [ -d "$root" ] || { echo "submit.sh: $root: not a folder" >&2; exit 3; }

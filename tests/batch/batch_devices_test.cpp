@@ -1,11 +1,14 @@
 // Which GPU each job slot of `nmc batch --device ...` gets (batch_devices, slot_device): no GPU needed, the visible
-// devices are given as CUDA_VISIBLE_DEVICES's value or a device count.
+// devices are given as CUDA_VISIBLE_DEVICES's value or a device count; and the command line's errors for them.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "batch/batch.h"
+#include "tests/cli/nmc_process.h"
+#include "tests/material/test_support.h"
 
 namespace {
 
@@ -65,6 +68,22 @@ TEST(BatchDevices, JobSlotsTakeTheGpusRoundRobin) {
     const Devices expected = {"cuda:0", "cuda:1", "cuda:0", "cuda:1", "cuda:0"};
     for (size_t slot = 0; slot < expected.size(); ++slot) EXPECT_EQ(nmc::slot_device(two, slot), expected[slot]);
     EXPECT_EQ(nmc::slot_device({}, 3), "cpu");
+}
+
+// `nmc batch --device cuda` where CUDA_VISIBLE_DEVICES hides every GPU: exit 7 before anything is read or written;
+// planning and merging (--dry-run, --report-only) do not look for GPUs. A name that is no device is exit 2.
+TEST(BatchDevices, CommandLineRefusesCudaWithNoVisibleGpu) {
+    nmc::test::TempDir dir;
+    const nmc::test::ScopedEnvironment no_gpu("CUDA_VISIBLE_DEVICES", "");
+    nmc::test::CommandResult r =
+        nmc::test::run_nmc("batch " + dir.path() + " -o " + dir.file("out") + " --device cuda", dir.path());
+    EXPECT_EQ(r.exit_code, 7) << r.err;
+    EXPECT_NE(r.err.find("CUDA_VISIBLE_DEVICES='' names no GPU"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
+    r = nmc::test::run_nmc("batch " + dir.path() + " -o " + dir.file("out") + " --device cuda --dry-run", dir.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    r = nmc::test::run_nmc("batch " + dir.path() + " -o " + dir.file("out") + " --device gpu --dry-run", dir.path());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ for tool in munged mungekey slurmctld slurmd sbatch; do
 done
 mkdir -p "$dir"
 chmod 700 "$dir"
-mkdir -p -m 700 "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
+mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
+chmod 700 "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
 
 mungekey --create --keyfile="$dir/munge/munge.key" --bits=1024 --force
 chmod 400 "$dir/munge/munge.key"

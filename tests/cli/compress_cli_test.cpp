@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -43,25 +42,6 @@ void write_albedo_roughness(const std::string& folder) {
 }
 
 Json parse(const std::string& text) { return Json::parse(text, nullptr, false); }
-
-// Sets an environment variable for its lifetime (nmc children inherit it), restoring the previous value after.
-class ScopedEnvironment {
-public:
-    ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-        if (const char* previous = std::getenv(name)) previous_ = previous;
-        ::setenv(name, value.c_str(), 1);
-    }
-    ~ScopedEnvironment() {
-        if (previous_)
-            ::setenv(name_, previous_->c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::optional<std::string> previous_;
-};
 
 TEST(CompressCli, WritesThePackItReports) {
     TempDir dir;
@@ -590,7 +570,7 @@ TEST(CompressCli, ThreadCountDoesNotChangeThePack) {
     std::vector<std::vector<uint8_t>> packs;
     std::vector<std::string> paths;
     for (const char* threads : {"1", "2"}) {
-        const ScopedEnvironment omp("OMP_NUM_THREADS", threads);
+        const nmc::test::ScopedEnvironment omp("OMP_NUM_THREADS", threads);
         paths.push_back(dir.file(std::string("crate-") + threads + ".nmc"));
         const CommandResult r =
             run_nmc("compress " + dir.file("crate") + " -o " + paths.back() + kFast + " --seed 5", dir.path());
