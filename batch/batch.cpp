@@ -11,6 +11,7 @@
 #include <map>
 
 #include "core/checksum.h"
+#include "core/device_name.h"
 #include "core/file_io.h"
 #include "format/pack.h"
 #include "material/file_naming.h"
@@ -149,6 +150,44 @@ Result<ShardSpec> parse_shard(const std::string& text) {
     ShardSpec s{std::stoi(a), std::stoi(b)};
     if (s.count < 1 || s.index >= s.count) return bad;
     return s;
+}
+
+Result<std::vector<std::string>> batch_devices(const std::string& device, const char* cuda_visible_devices,
+                                               const std::function<int()>& cuda_device_count) {
+    if (device == "cpu") return std::vector<std::string>{};
+    std::vector<std::string> devices;
+    if (device == "cuda") {
+        int visible = 0;
+        if (cuda_visible_devices == nullptr) {
+            visible = cuda_device_count();
+        } else {
+            std::string list = std::string(cuda_visible_devices) + ",";
+            for (size_t start = 0, comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1)
+                visible += comma > start;
+        }
+        if (visible < 1)
+            return Status(StatusCode::backend_unavailable,
+                          cuda_visible_devices ? "--device cuda: CUDA_VISIBLE_DEVICES='" +
+                                                     std::string(cuda_visible_devices) + "' names no GPU"
+                                               : std::string("--device cuda: no CUDA device is visible"));
+        for (int i = 0; i < visible; ++i) devices.push_back("cuda:" + std::to_string(i));
+        return devices;
+    }
+    const Status bad(StatusCode::invalid_argument,
+                     "--device must be cpu, cuda, cuda:N[,M...] or cuda:N[,cuda:M...], got '" + device + "'");
+    if (device.rfind("cuda:", 0) != 0) return bad;
+    const std::string list = device.substr(5) + ",";
+    for (size_t start = 0, comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1) {
+        std::string one = list.substr(start, comma - start);
+        if (one.rfind("cuda:", 0) != 0) one = "cuda:" + one;
+        if (one == "cuda:" || !cuda_index_of_device(one)) return bad;
+        devices.push_back(one);
+    }
+    return devices;
+}
+
+std::string slot_device(const std::vector<std::string>& devices, size_t slot) {
+    return devices.empty() ? "cpu" : devices[slot % devices.size()];
 }
 
 Result<std::vector<SourceFile>> hash_sources(const BatchMaterial& material) {

@@ -42,6 +42,17 @@ int shard_of(const std::string& relative, int shard_count);
 // Parses "I/N" (0 <= I < N). invalid_argument otherwise.
 Result<ShardSpec> parse_shard(const std::string& text);
 
+// The devices of the job slots of `nmc batch --device DEVICE` (empty: the CPU): "cpu" -> {}; "cuda:0,1" or
+// "cuda:0,cuda:1" -> those GPUs; "cuda" -> every visible GPU, "cuda:0" .. "cuda:K-1", where K is the number of entries
+// of `cuda_visible_devices` (the value of CUDA_VISIBLE_DEVICES; the children inherit it, so CUDA numbers the GPUs it
+// names from 0) or, when that is unset (nullptr), `cuda_device_count()`, asked only then. invalid_argument for any
+// other name; backend_unavailable when "cuda" finds no GPU.
+Result<std::vector<std::string>> batch_devices(const std::string& device, const char* cuda_visible_devices,
+                                               const std::function<int()>& cuda_device_count);
+// The device job slot `slot` runs on: devices[slot mod size], round robin, so N slots over K GPUs put ceil(N/K) or
+// floor(N/K) children on each; "cpu" when `devices` is empty.
+std::string slot_device(const std::vector<std::string>& devices, size_t slot);
+
 // The compression settings that change what a pack contains (the device does not: CPU and CUDA packs of one
 // material are both valid results, so a tree compressed on either is up to date on the other).
 struct BatchSettings {
@@ -145,16 +156,17 @@ std::vector<BatchJob> plan_batch(const std::vector<BatchMaterial>& materials, co
 // now holds. nullopt: compress.
 std::optional<MaterialRecord> recorded_elsewhere(const BatchJob& job, const BatchSettings& settings, bool strict);
 
-// How the jobs run: each one is a child process `nmc compress INPUT -o PACK --force --json -q ...` (a crash,
-// a corrupt image or a kill of one material cannot take the batch down, and Compressor's process-wide
-// LibTorch state is never shared between jobs). Children die with the batch (Linux: PR_SET_PDEATHSIG).
+// How the jobs run: each one is a child process `nmc compress INPUT -o PACK --force --result FILE -q ...` (a crash,
+// a corrupt image or a kill of one material cannot take the batch down, and Compressor's process-wide LibTorch state
+// is never shared between jobs); the batch reads the child's result FILE (compress_result.h), not its printed text.
+// Children die with the batch (Linux: PR_SET_PDEATHSIG).
 // Batches share an output tree by claiming each material before compressing it (batch_claims.h): a material another
 // live batch holds waits until it is released, and is then taken as that batch left it (recorded_elsewhere).
 struct BatchRunOptions {
     std::string nmc_executable;          // the nmc binary to run (the CLI passes its own)
     BatchSettings settings;              // passed to every child as flags
     int jobs = 1;                        // concurrent children
-    std::vector<std::string> devices;    // empty: cpu; else job slot k runs on devices[k % size]
+    std::vector<std::string> devices;    // batch_devices(); job slot k runs on slot_device(devices, k)
     int threads_per_job = 0;             // OMP_NUM_THREADS / MKL_NUM_THREADS of each child; 0: inherited
                                          // (children also get OMP_WAIT_POLICY=PASSIVE unless it is set)
     std::string work_dir;                // OUT/.nmc-batch: this batch's folder <host>-<pid> in it holds the children's

@@ -24,6 +24,7 @@
 
 #include "batch/batch.h"
 #include "batch/batch_claims.h"
+#include "batch/compress_result.h"
 #include "core/file_io.h"
 
 extern char** environ;
@@ -45,14 +46,14 @@ bool child_was_interrupted(int wait_status) {
     return WIFSIGNALED(wait_status) && (WTERMSIG(wait_status) == SIGINT || WTERMSIG(wait_status) == SIGTERM);
 }
 
-// A child's stdout is one JSON object and its stderr a few lines; bounded reads all the same.
+// A child's result file is one JSON object and its stderr a few lines; bounded reads all the same.
 constexpr uint64_t kMaxChildOutputBytes = 16u << 20;
 
 struct Running {
     pid_t pid = -1;
     size_t job = 0;
     Clock::time_point start;
-    std::string out_path, err_path;
+    std::string out_path, err_path, result_path;
 };
 
 std::string format_number(double v) {
@@ -61,12 +62,13 @@ std::string format_number(double v) {
     return buf;
 }
 
-std::vector<std::string> child_arguments(const BatchJob& job, const BatchRunOptions& o, const std::string& device) {
+std::vector<std::string> child_arguments(const BatchJob& job, const BatchRunOptions& o, const std::string& device,
+                                         const std::string& result_path) {
     const BatchSettings& s = o.settings;
     std::vector<std::string> args = {o.nmc_executable, "-q", "compress", job.material.input, "-o",
-                                     job.material.output, "--force", "--json", "--bpp", format_number(s.bpp),
-                                     "--quality", s.quality, "--seed", std::to_string(s.seed), "--device", device,
-                                     "--arithmetic", s.arithmetic, "--normal-mode", s.normal_mode,
+                                     job.material.output, "--force", "--result", result_path, "--bpp",
+                                     format_number(s.bpp), "--quality", s.quality, "--seed", std::to_string(s.seed),
+                                     "--device", device, "--arithmetic", s.arithmetic, "--normal-mode", s.normal_mode,
                                      "--address-mode", s.address_mode};
     if (s.resample) args.push_back("--resample");
     if (s.gloss_to_roughness) args.push_back("--gloss-to-roughness");
@@ -169,8 +171,6 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
     rec.fingerprint = job.fingerprint;
     rec.sources = job.sources;
     rec.seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
-    const std::string out = read_text(r.out_path);
-    const std::string err = read_text(r.err_path);
     if (WIFSIGNALED(wait_status)) {
         rec.status = "failed";
         rec.exit_code = -1;
@@ -178,13 +178,22 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
         return rec;
     }
     rec.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+    const Json j = Json::parse(read_text(r.result_path), nullptr, false);
+    if (j.is_object() && j.value("result_version", 0) != kCompressResultVersion) {
+        rec.status = "failed";
+        rec.error = "nmc compress wrote a result of version " + j.value("result_version", Json(0)).dump() +
+                    "; this nmc batch reads version " + std::to_string(kCompressResultVersion);
+        return rec;
+    }
     if (rec.exit_code != 0) {
         rec.status = "failed";
-        rec.error = last_error_line(err);
+        // The result's error; a child that failed before it could write one (its command line refused) left it on
+        // stderr only.
+        if (j.is_object() && j.contains("error") && j["error"].is_string()) rec.error = j["error"].get<std::string>();
+        if (rec.error.empty()) rec.error = last_error_line(read_text(r.err_path));
         if (rec.error.empty()) rec.error = "nmc compress exited with code " + std::to_string(rec.exit_code);
         return rec;
     }
-    const Json j = Json::parse(out, nullptr, false);
     const auto is_ignored_image = [](const Json& i) {
         return i.is_object() && i.contains("file") && i["file"].is_string() && i.contains("reason") &&
                i["reason"].is_string();
@@ -194,7 +203,7 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
         !j.contains("ignored_images") || !j["ignored_images"].is_array() ||
         !std::all_of(j["ignored_images"].begin(), j["ignored_images"].end(), is_ignored_image)) {
         rec.status = "failed";
-        rec.error = "nmc compress succeeded but printed no JSON result";
+        rec.error = "nmc compress succeeded but wrote no result file";
         return rec;
     }
     rec.source_bytes = j["source_bytes"].get<uint64_t>();
@@ -345,15 +354,16 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
             }
             const size_t slot = static_cast<size_t>(std::find(slot_busy.begin(), slot_busy.end(), false) -
                                                     slot_busy.begin());
-            const std::string device =
-                options.devices.empty() ? "cpu" : options.devices[slot % options.devices.size()];
+            const std::string device = slot_device(options.devices, slot);
             remove_stale_temporaries(j.material.output);
             Running r;
             r.job = job;
             r.start = Clock::now();
             r.out_path = (fs::path(folder) / ("job-" + std::to_string(job) + ".out")).string();
             r.err_path = (fs::path(folder) / ("job-" + std::to_string(job) + ".err")).string();
-            auto pid = spawn(child_arguments(j, options, device), child_environment(std::max(0, options.threads_per_job)),
+            r.result_path = (fs::path(folder) / ("job-" + std::to_string(job) + ".result.json")).string();
+            auto pid = spawn(child_arguments(j, options, device, r.result_path),
+                             child_environment(std::max(0, options.threads_per_job)),
                              r.out_path, r.err_path);
             if (!pid.ok()) {
                 release_claim(j.material.output, me);
@@ -388,6 +398,7 @@ Status run_batch(const std::vector<BatchJob>& plan, const BatchRunOptions& optio
             MaterialRecord rec = finished_record(plan[r.job], r, wait_status);
             std::remove(r.out_path.c_str());
             std::remove(r.err_path.c_str());
+            std::remove(r.result_path.c_str());
             // A child we interrupted wrote nothing: the material stays pending, its old record stands.
             if (cancelled && rec.status == "failed") {
                 release_claim(plan[r.job].material.output, me);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -16,7 +17,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
-#include "core/device_name.h"
+#include "compressor/compressor.h"
 #include "core/file_io.h"
 
 #ifndef NMC_VERSION_STRING
@@ -57,22 +58,6 @@ std::string format_seconds(double s) {
     return buf;
 }
 
-// "cpu" -> {}, "cuda" -> {"cuda"}, "cuda:0,1" -> {"cuda:0", "cuda:1"}.
-Result<std::vector<std::string>> parse_devices(const std::string& text) {
-    if (text == "cpu") return std::vector<std::string>{};
-    if (text == "cuda") return std::vector<std::string>{"cuda"};
-    const Status bad(StatusCode::invalid_argument, "--device must be cpu, cuda or cuda:N[,M...], got '" + text + "'");
-    if (text.rfind("cuda:", 0) != 0) return bad;
-    std::vector<std::string> devices;
-    std::string rest = text.substr(5) + ",";
-    for (size_t start = 0, comma; (comma = rest.find(',', start)) != std::string::npos; start = comma + 1) {
-        const std::string device = "cuda:" + rest.substr(start, comma - start);
-        if (!cuda_index_of_device(device)) return bad;
-        devices.push_back(device);
-    }
-    return devices;
-}
-
 std::string own_executable() {
     char buf[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -104,10 +89,14 @@ int print_summary(const std::vector<MaterialRecord>& records, const std::string&
 }
 
 int run_batch_command(const BatchCliOptions& o, int verbosity) {
-    auto devices = parse_devices(o.device);
+    // Merging and planning run no child: the name is checked, the GPUs are looked for only by a run.
+    const bool runs_children = !o.report_only && !o.dry_run;
+    auto devices = runs_children
+                       ? batch_devices(o.device, std::getenv("CUDA_VISIBLE_DEVICES"), trainer_cuda_device_count)
+                       : batch_devices(o.device, nullptr, [] { return 1; });
     if (!devices.ok()) {
         print_error(devices.status());
-        return kExitUsage;
+        return exit_code_for(devices.status());
     }
     ShardSpec shard;
     if (!o.shard.empty()) {
@@ -280,7 +269,9 @@ void add_batch_command(CLI::App& app, const GlobalOptions& globals, int& exit_co
         ->check(CLI::Range(0.0, 200.0));
     command->add_option("-j,--jobs", options->jobs, "Materials compressed at once (default 1, or one per GPU)")
         ->check(CLI::Range(1, 1024));
-    command->add_option("--device", options->device, "cpu, cuda or cuda:N[,M...] (one job per listed GPU)")
+    command->add_option("--device", options->device,
+                        "cpu, cuda (every visible GPU: CUDA_VISIBLE_DEVICES) or cuda:N[,M...] (those GPUs); the jobs "
+                        "take the GPUs round robin")
         ->capture_default_str();
     command->add_option("--shard", options->shard, "I/N: process only shard I of N (job arrays)");
     command->add_flag("-f,--force", options->force,

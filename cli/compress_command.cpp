@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "batch/compress_result.h"
 #include "cli/commands.h"
 #include "cli/current_step.h"
 #include "cli/exit_codes.h"
@@ -83,6 +84,7 @@ struct CompressCliOptions {
     bool strict = false;
     bool force = false;
     bool json = false;
+    std::string result_file;  // --result: the child protocol of nmc batch (batch/compress_result.h)
 };
 
 // Bits per texel of the BCn set a game would ship for a texture: BC5 for normal maps, BC4 for a grey map (one
@@ -104,6 +106,13 @@ std::string format_seconds(double s) {
     const auto total = static_cast<long>(s + 0.5);
     std::snprintf(buf, sizeof buf, "%ld:%02ld", total / 60, total % 60);
     return buf;
+}
+
+// --result: `fields` and the protocol's version, atomically.
+Status write_result_file(const std::string& path, Json fields) {
+    fields["result_version"] = kCompressResultVersion;
+    const std::string text = fields.dump(2) + "\n";
+    return write_file_atomically(path, text.data(), text.size(), Overwrite::allow);
 }
 
 int run_compress(const CompressCliOptions& o, int verbosity) {
@@ -157,6 +166,11 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         print_error(ready);
         return kExitIo;
     }
+    if (!o.result_file.empty())
+        if (Status ready = prepare_output_file(o.result_file, Overwrite::allow); !ready.ok()) {
+            print_error(ready);
+            return kExitIo;
+        }
     if (verbosity > 0)
         for (const auto& w : material->warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
     if (verbosity > 1) {
@@ -340,7 +354,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         for (const std::string& w : collapse_warnings) std::fprintf(stderr, "nmc: warning: %s\n", w.c_str());
     const double steps_per_second = static_cast<double>(pack.encoder.steps) / std::max(result->training_seconds, 1e-9);
 
-    if (o.json) {
+    if (o.json || !o.result_file.empty()) {
         Json j;
         j["output"] = o.output;
         j["material"] = pack.material.name;
@@ -407,8 +421,15 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         std::vector<std::string> all_warnings = warnings;
         all_warnings.insert(all_warnings.end(), collapse_warnings.begin(), collapse_warnings.end());
         j["warnings"] = all_warnings;
-        std::printf("%s\n", j.dump(2).c_str());
-        return kExitOk;
+        if (!o.result_file.empty())
+            if (Status stored = write_result_file(o.result_file, j); !stored.ok()) {
+                print_error(stored);
+                return exit_code_for(stored);
+            }
+        if (o.json) {
+            std::printf("%s\n", j.dump(2).c_str());
+            return kExitOk;
+        }
     }
     // corr, contrast, constant: the structure measure (docs/cli.md, "Structure"); "-" for a flat source.
     std::printf("%-48s %8s %10s %6s %8s %9s\n", "texture", "channels", "PSNR (dB)", "corr", "contrast", "constant");
@@ -557,7 +578,16 @@ void add_compress_command(CLI::App& app, const GlobalOptions& globals, int& exit
                       "warning");
     command->add_flag("-f,--force", options->force, "Overwrite an existing PACK (never a folder)");
     command->add_flag("--json", options->json, "Print the results as one JSON object on stdout");
-    command->callback([options, &globals, &exit_code] { exit_code = run_compress(*options, globals.verbosity); });
+    command->add_option("--result", options->result_file,
+                        "Also write the --json object, with result_version, to this file (atomically, after the pack): "
+                        "the protocol nmc batch runs its children with");
+    command->callback([options, &globals, &exit_code] {
+        exit_code = run_compress(*options, globals.verbosity);
+        // A failure's result: its exit code and error (best effort: an unwritable FILE is the failure itself).
+        if (exit_code != kExitOk && !options->result_file.empty())
+            (void)write_result_file(options->result_file,
+                                    Json{{"exit_code", exit_code}, {"error", last_error_message()}});
+    });
 }
 
 }  // namespace nmc::cli

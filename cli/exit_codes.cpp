@@ -22,6 +22,15 @@ int exit_code_for(const Status& status, bool input_is_material) {
     return kExitInternal;
 }
 
-void print_error(const Status& status) { std::fprintf(stderr, "nmc: error: %s\n", status.message().c_str()); }
+namespace {
+std::string last_error;
+}  // namespace
+
+void print_error(const Status& status) {
+    last_error = status.message();
+    std::fprintf(stderr, "nmc: error: %s\n", status.message().c_str());
+}
+
+const std::string& last_error_message() { return last_error; }
 
 }  // namespace nmc::cli

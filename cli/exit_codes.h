@@ -1,6 +1,8 @@
 // Process exit codes of the nmc command line (documented in docs/cli.md; all below 100, CLI11 uses 100+).
 #pragma once
 
+#include <string>
+
 #include "core/status.h"
 
 namespace nmc::cli {
@@ -28,5 +30,8 @@ int exit_code_for(const Status& status, bool input_is_material = false);
 
 // Prints "nmc: error: <message>" to stderr.
 void print_error(const Status& status);
+
+// The message of the last print_error() ("" before any): what `nmc compress --result` records of a failure.
+const std::string& last_error_message();
 
 }  // namespace nmc::cli

@@ -12,7 +12,7 @@
 #include "cli/exit_codes.h"
 #include "format/pack.h"
 #ifdef NMC_HAS_TRAINER
-#include "compressor/openblas_core.h"
+#include "cli/openblas_reexec.h"
 #endif
 
 #ifndef NMC_VERSION_STRING
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
 #ifdef NMC_HAS_TRAINER
     // The trainer's BLAS kernels on VMs that hide the CPU model. Only for commands that train: re-executing loads
     // LibTorch twice, about a second on a slow machine.
-    if (runs_the_trainer(argc, argv)) nmc::reexec_with_openblas_core_if_generic(argv);
+    if (runs_the_trainer(argc, argv)) nmc::cli::reexec_with_openblas_core_if_generic(argv);
 #endif
     CLI::App app{"nmc: the neural material compressor. Compresses PBR material texture sets into .nmc packs "
                  "(latent grids + a small FP8 network) and decodes, inspects and validates them.",

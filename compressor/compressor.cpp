@@ -58,6 +58,14 @@ auto torch_call(const char* what, F&& f) -> decltype(f()) {
     }
 }
 
+}  // namespace
+
+int trainer_cuda_device_count() {
+    return at::hasCUDA() ? static_cast<int>(torch::cuda::device_count()) : 0;
+}
+
+namespace {
+
 Result<torch::Device> parse_device(const std::string& name) {
     const std::optional<int> parsed = cuda_index_of_device(name);
     if (!parsed)
@@ -68,7 +76,7 @@ Result<torch::Device> parse_device(const std::string& name) {
         return Status(StatusCode::backend_unavailable,
                       "device '" + name + "': this build's LibTorch has no CUDA support; use --device cpu, or "
                       "build nmc against a CUDA-enabled LibTorch (CMAKE_PREFIX_PATH)");
-    const auto count = static_cast<int>(torch::cuda::device_count());
+    const int count = trainer_cuda_device_count();
     if (index >= count)
         return Status(StatusCode::backend_unavailable, "device '" + name + "': " + std::to_string(count) +
                                                            " CUDA device(s) visible to LibTorch");

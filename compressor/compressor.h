@@ -190,6 +190,9 @@ struct CompressResult {
 
 // Train, export, write, read back, decode with the CPU decoder, measure, and serialise again with the
 // measured quality (spec 5.8). Nothing is written to disk.
+// The CUDA devices the trainer can use in this process (0 where LibTorch was built without CUDA).
+int trainer_cuda_device_count();
+
 Result<CompressResult> compress(const TrainingTarget& target, const CompressOptions& options,
                                 const ProgressCallback& progress = {});
 

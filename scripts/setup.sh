@@ -15,6 +15,7 @@ packages=(
   clang libclang-rt-dev                             # the fuzzers (libFuzzer; scripts/test.sh builds them in build-fuzz/)
   python3-pil                                       # an independent DDS/BC7 decoder for texture/'s tests
   libvulkan-dev glslang-tools mesa-vulkan-drivers   # the Vulkan runtime (lavapipe: a Vulkan device on any CPU)
+  slurm-wlm munge                                   # scripts/slurm/'s test: a one-node Slurm cluster on loopback
 )
 
 missing=()

@@ -28,6 +28,7 @@
 #include "batch/batch.h"
 #include "core/checksum.h"
 #include "format/pack.h"
+#include "tests/batch/material_tree.h"
 #include "tests/cli/nmc_process.h"
 #include "tests/format/pack_equality.h"
 #include "tests/material/test_support.h"
@@ -47,24 +48,8 @@ std::string fast_batch(const std::string& args) {
 using nmc::test::CommandResult;
 using nmc::test::nmc_binary;
 using nmc::test::run_nmc;
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// A two-map material (albedo + roughness) whose pixels depend on `variant`.
-void write_material(const std::string& folder, const std::string& name, int variant) {
-    fs::create_directories(folder);
-    nmc::test::write_png(folder + "/" + name + "_albedo.png", nmc::test::make_image(16, 16, 3, [&](int x, int y, int c) {
-        return static_cast<float>((x * 13 + y * 7 + c * 29 + variant * 41) % 256) / 255.0f;
-    }));
-    nmc::test::write_png(folder + "/" + name + "_roughness.png", nmc::test::make_image(16, 16, 1, [&](int x, int y, int) {
-        return static_cast<float>((x * 5 + y * 17 + variant * 3) % 256) / 255.0f;
-    }));
-}
+using nmc::test::slurp;
+using nmc::test::write_material;
 
 // A material whose only map is not an image at all.
 void write_broken_material(const std::string& folder) {

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -44,33 +43,25 @@ void write_albedo_roughness(const std::string& folder) {
 
 Json parse(const std::string& text) { return Json::parse(text, nullptr, false); }
 
-// Sets an environment variable for its lifetime (nmc children inherit it), restoring the previous value after.
-class ScopedEnvironment {
-public:
-    ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-        if (const char* previous = std::getenv(name)) previous_ = previous;
-        ::setenv(name, value.c_str(), 1);
-    }
-    ~ScopedEnvironment() {
-        if (previous_)
-            ::setenv(name_, previous_->c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::optional<std::string> previous_;
-};
-
 TEST(CompressCli, WritesThePackItReports) {
     TempDir dir;
     write_albedo_roughness(dir.file("crate"));
     const std::string pack = dir.file("crate.nmc");
-    const CommandResult r = run_nmc("compress " + dir.file("crate") + " -o " + pack + kFast + " --json", dir.path());
+    // --result (nmc batch's child protocol) writes the --json object with its version; a folder that does not exist
+    // yet is made.
+    const std::string result_file = dir.file("results/crate.json");
+    const CommandResult r = run_nmc(
+        "compress " + dir.file("crate") + " -o " + pack + kFast + " --json --result " + result_file, dir.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const Json report = parse(r.out);
     ASSERT_TRUE(report.is_object()) << r.out;
+    std::ostringstream result_text;
+    result_text << std::ifstream(result_file).rdbuf();
+    Json result = parse(result_text.str());
+    ASSERT_TRUE(result.is_object());
+    EXPECT_EQ(result["result_version"], 1);
+    result.erase("result_version");
+    EXPECT_EQ(result, report);
     const CommandResult inspect = run_nmc("inspect --json " + pack, dir.path());
     ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
     const Json facts = parse(inspect.out);
@@ -554,10 +545,20 @@ TEST(CompressCli, CompressesASingleImage) {
     EXPECT_NE(r.err.find(dir.file("crate/photo.png") + ": file name matches no map convention"), std::string::npos)
         << r.err;
     std::ofstream(dir.file("notes.txt")) << "hello";
-    r = run_nmc("compress " + dir.file("notes.txt") + " -o " + out + kFast, dir.path());
+    r = run_nmc("compress " + dir.file("notes.txt") + " -o " + out + kFast + " --result " + dir.file("result.json"),
+                dir.path());
     EXPECT_EQ(r.exit_code, 8) << r.err;
     EXPECT_NE(r.err.find(dir.file("notes.txt") + ": not a material"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
+    // --result records the failure for nmc batch: the exit code and the error as printed.
+    std::ostringstream result_text;
+    result_text << std::ifstream(dir.file("result.json")).rdbuf();
+    const Json failure = parse(result_text.str());
+    ASSERT_TRUE(failure.is_object()) << result_text.str();
+    EXPECT_EQ(failure["result_version"], 1);
+    EXPECT_EQ(failure["exit_code"], 8);
+    ASSERT_TRUE(failure["error"].is_string());
+    EXPECT_NE(r.err.find("nmc: error: " + failure["error"].get<std::string>() + "\n"), std::string::npos) << r.err;
 }
 
 // Issue 34: OpenBLAS divided the trainer's matrix products between as many threads as OMP_NUM_THREADS said, which
@@ -569,7 +570,7 @@ TEST(CompressCli, ThreadCountDoesNotChangeThePack) {
     std::vector<std::vector<uint8_t>> packs;
     std::vector<std::string> paths;
     for (const char* threads : {"1", "2"}) {
-        const ScopedEnvironment omp("OMP_NUM_THREADS", threads);
+        const nmc::test::ScopedEnvironment omp("OMP_NUM_THREADS", threads);
         paths.push_back(dir.file(std::string("crate-") + threads + ".nmc"));
         const CommandResult r =
             run_nmc("compress " + dir.file("crate") + " -o " + paths.back() + kFast + " --seed 5", dir.path());

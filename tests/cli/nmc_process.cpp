@@ -141,4 +141,16 @@ bool address_sanitizer_build() {
 #endif
 }
 
+ScopedEnvironment::ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+    if (const char* previous = std::getenv(name)) previous_ = previous;
+    ::setenv(name, value.c_str(), 1);
+}
+
+ScopedEnvironment::~ScopedEnvironment() {
+    if (previous_)
+        ::setenv(name_, previous_->c_str(), 1);
+    else
+        ::unsetenv(name_);
+}
+
 }  // namespace nmc::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace nmc::test {
@@ -37,5 +38,18 @@ CommandResult run_nmc_with_memory_limit(const std::string& args, uint64_t max_ad
 
 // True in builds with AddressSanitizer, where run_nmc_with_memory_limit() cannot work.
 bool address_sanitizer_build();
+
+// Sets an environment variable for its lifetime (nmc children inherit it), restoring the previous value after.
+class ScopedEnvironment {
+public:
+    ScopedEnvironment(const char* name, const std::string& value);
+    ~ScopedEnvironment();
+    ScopedEnvironment(const ScopedEnvironment&) = delete;
+    ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> previous_;
+};
 
 }  // namespace nmc::test

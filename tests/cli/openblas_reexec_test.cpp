@@ -1,9 +1,9 @@
-// OpenBLAS's kernel override for virtual machines (compressor/openblas_core.h): which detected cores get one.
-#include "compressor/openblas_core.h"
+// OpenBLAS's kernel override for virtual machines (cli/openblas_reexec.h): which detected cores get one.
+#include "cli/openblas_reexec.h"
 
 #include <gtest/gtest.h>
 
-namespace nmc {
+namespace nmc::cli {
 namespace {
 
 TEST(OpenblasCore, GenericCoresOnAvx2CpusGetTheMatchingKernels) {
@@ -23,4 +23,4 @@ TEST(OpenblasCore, RecognisedCoresAndOlderCpusKeepOpenblasChoice) {
 }
 
 }  // namespace
-}  // namespace nmc
+}  // namespace nmc::cli
