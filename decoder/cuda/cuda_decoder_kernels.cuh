@@ -36,6 +36,7 @@
 #include <cstdint>
 
 #include "core/number_formats.h"
+#include "format/limits.h"
 
 namespace nmc::cuda_detail {
 
@@ -344,7 +345,7 @@ __device__ void assemble_input(const ModelDesc& md, float u, float v, int mip, u
 // A timing variant's layer-0 input without the latents: E4M3 codes of magnitude <= 0.5 that vary by lane and tile
 // (no zeros, which could run faster than real data), zero beyond 2F + 13 like a real input.
 __device__ __forceinline__ void synthetic_input(const ModelDesc& md, uint32_t seed, uint8_t* row) {
-    const int used = 2 * md.feature_count + 13;
+    const int used = network_input_count(md.feature_count);
     for (int i = 0; i < md.layers[0].k_pad; i += 4) {
         uint32_t word = 0;
 #pragma unroll

@@ -17,6 +17,7 @@ Pack hand_built_pack() {
     pack.channels = {{"value", -1.0f, 3.0f}};
     TextureLayout texture;
     texture.name = "value";
+    texture.file_name = "value.png";
     texture.channels = {ChannelSource{}};
     texture.channels[0].pack_channel = 0;
     pack.textures = {texture};
