@@ -40,9 +40,6 @@
 
 namespace nmc::cuda_detail {
 
-constexpr int kMaxLevels = 16;
-constexpr int kMaxLayers = 8;
-constexpr int kMaxChannels = 16;
 constexpr int kWarpTexels = 32;
 constexpr int kOutputStride = kMaxChannels + 1;  // floats per texel in the output staging (odd: no bank conflicts)
 
