@@ -11,7 +11,7 @@ namespace nmc {
 // spec 3.1, 3.2, 3.3
 constexpr size_t kHeaderSize = 64;
 constexpr size_t kSectionEntrySize = 48;
-constexpr uint64_t kSectionAlignment = 64;   // where each section starts in the file
+constexpr uint64_t kSectionAlignment = 64;      // where each section starts in the file
 constexpr uint64_t kLatentLevelAlignment = 16;  // spec 6: where each level starts in LATN
 constexpr uint64_t kWeightAlignment = 4;        // spec 7: where a layer's scales start in WGHT
 constexpr uint64_t kLayerAlignment = 16;        // spec 7: where each layer starts in WGHT

@@ -231,8 +231,8 @@ Status check_network(const Network& n, const std::vector<bool>& has_scale, int f
         NMC_RETURN_IF_ERROR(check_int(path + ".output_width", l.output_width, 1, kMaxLayerWidth));
         if (i == 0 && l.input_width < network_input_count(feature_count))
             return rule_error(path + ".input_width", "expected at least 2 * feature_count + 13 = " +
-                                                         std::to_string(network_input_count(feature_count)) +
-                                                         ", got " + std::to_string(l.input_width));
+                                                         std::to_string(network_input_count(feature_count)) + ", got " +
+                                                         std::to_string(l.input_width));
         if (i > 0 && l.input_width != n.layers[i - 1].output_width)
             return rule_error(path + ".input_width", "expected the previous layer's output_width " +
                                                          std::to_string(n.layers[i - 1].output_width) + ", got " +
