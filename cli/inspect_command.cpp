@@ -207,7 +207,7 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
 
     const Network& n = pack.network;
     std::printf("\nnetwork        %zu layers, activation %s, %s arithmetic, %llu weight bytes\n", n.layers.size(),
-                n.activation.c_str(), to_string(n.arithmetic), static_cast<unsigned long long>(d.weight_bytes));
+                to_string(n.activation), to_string(n.arithmetic), static_cast<unsigned long long>(d.weight_bytes));
     for (size_t i = 0; i < n.layers.size(); ++i) {
         const Layer& l = n.layers[i];
         std::printf("  layer %zu      %3d -> %3d  %-4s  %6zu weight bytes", i, l.input_width, l.output_width,

@@ -334,7 +334,7 @@ torch::Tensor forward(const Model& model, const torch::Tensor& x, const torch::T
     // spec 8.5: [F features k0][F features k1][12 encoding][LOD m * 0.25][zeros].
     inputs.push_back(torch::stack(encoding, 1));
     inputs.push_back((mip.to(torch::kFloat) * 0.25f).unsqueeze(1));
-    const int64_t padding = model.network.widths.front() - (2 * features + 13);
+    const int64_t padding = model.network.widths.front() - network_input_count(model.shape.feature_count);
     if (padding > 0) inputs.push_back(torch::zeros({batch, padding}, u.options()));
     torch::Tensor h = torch::cat(inputs, 1);
 

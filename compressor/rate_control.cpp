@@ -6,18 +6,17 @@
 #include <cstdio>
 #include <string>
 
+#include "format/section_sizes.h"
+
 namespace nmc {
 namespace {
 
-constexpr uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
-
-constexpr int kMaxHiddenLayers = 7;  // spec 5.6: at most 8 layers with the output layer
-constexpr int kMaxLayerWidth = 256;
-constexpr int kMaxGridScale = 8;
+constexpr int kMaxHiddenLayers = kMaxLayers - 1;  // and the output layer
+// The grid scales rate control tries (spec 9 allows up to kMaxGridScale).
+constexpr int kMaxChosenGridScale = 8;
 // Fewer than 4 features (NTC's minimum too) measured far worse at equal bytes: S=1 F=2 b=4 gave 32.3 dB where
 // S=2 F=8 b=4 gave 34.4 at 10 bpp (512^2 demo, fast preset).
 constexpr int kMinFeatures = 4;
-constexpr int kMaxFeatures = 16;
 constexpr int kBitCounts[] = {1, 2, 4, 8};
 // Shapes within this fraction of the largest fitting latent byte count count as equally good (see header).
 constexpr double kNearBestFraction = 0.90;
@@ -41,7 +40,7 @@ Status check_network_choice(const NetworkChoice& choice) {
 NetworkShape network_shape(int feature_count, int channel_count, const NetworkChoice& choice) {
     const OutputLayerFormat& output = choice.output;
     NetworkShape network;
-    network.widths.push_back(static_cast<int>(align_up(static_cast<uint64_t>(2 * feature_count + 13), 16)));
+    network.widths.push_back(padded_network_input_count(feature_count));
     for (int w : choice.hidden_widths) network.widths.push_back(w);
     network.widths.push_back(channel_count);
     network.output_weight_type = output.weight_type;
@@ -51,45 +50,45 @@ NetworkShape network_shape(int feature_count, int channel_count, const NetworkCh
 
 int latent_level_count(int width, int height, int mip_count, int grid_scale) {
     int count = 2;
-    while (count < mip_count + 1 && count < 16 &&
+    while (count < mip_count + 1 && count < kMaxLevels &&
            (latent_level_size(width, grid_scale, count - 1) > 1 || latent_level_size(height, grid_scale, count - 1) > 1))
         ++count;
     return count;
 }
 
-// spec 6: o_{k+1} = align16(o_k + n_k), n_k = ceil(w_k * h_k * F * b_k / 8); size = o_{K-1} + n_{K-1}.
 uint64_t latent_section_bytes(int width, int height, const LatentShape& shape) {
-    uint64_t offset = 0;
+    LatentGrids latents;
+    latents.feature_count = shape.feature_count;
+    latents.grid_scale = shape.grid_scale;
     for (int k = 0; k < shape.level_count; ++k) {
-        const uint64_t texels = static_cast<uint64_t>(latent_level_size(width, shape.grid_scale, k)) *
-                                static_cast<uint64_t>(latent_level_size(height, shape.grid_scale, k));
-        const uint64_t bytes = (texels * static_cast<uint64_t>(shape.feature_count * shape.bits) + 7) / 8;
-        offset = (k == 0 ? 0 : align_up(offset, 16)) + bytes;
+        LatentLevel level;
+        level.width = latent_level_size(width, shape.grid_scale, k);
+        level.height = latent_level_size(height, shape.grid_scale, k);
+        level.bits = shape.bits;
+        latents.levels.push_back(level);
     }
-    return offset;
+    return latent_section_size(latents);
 }
 
-// spec 7: weights, pad to 4, scales, biases, pad to 16, per layer.
 uint64_t weight_section_bytes(const NetworkShape& network) {
-    uint64_t size = 0;
-    const size_t layers = network.widths.size() - 1;
-    for (size_t l = 0; l < layers; ++l) {
-        const auto inputs = static_cast<uint64_t>(network.widths[l]);
-        const auto outputs = static_cast<uint64_t>(network.widths[l + 1]);
-        size = align_up(size + inputs * outputs, 4);
-        if (l + 1 == layers && network.output_has_scale) size += 4 * outputs;
-        size = align_up(size + 2 * outputs, 16);
+    Network layers;
+    std::vector<bool> has_scale;
+    for (size_t l = 0; l + 1 < network.widths.size(); ++l) {
+        Layer layer;
+        layer.input_width = network.widths[l];
+        layer.output_width = network.widths[l + 1];
+        layers.layers.push_back(layer);
+        has_scale.push_back(l + 2 == network.widths.size() && network.output_has_scale);
     }
-    return size;
+    return weight_section_size(layers, has_scale);
 }
 
 uint64_t metadata_bytes_estimate(int texture_count, int channel_count) {
-    // Header and a three-entry table (64 + 3 * 48), up to 63 bytes of alignment before each of the three
-    // sections, and the JSON as written (uncompressed bound; zstd makes it smaller): a fixed part with the
-    // encoder and quality objects and up to 16 per-mip values, plus per texture and per pack channel.
-    const uint64_t container = 64 + 3 * 48 + 3 * 63;
+    // The container around the three sections, and the JSON as written (uncompressed bound; zstd makes it smaller):
+    // a fixed part with the encoder and quality objects and up to 16 per-mip values, plus per texture and per pack
+    // channel.
     const uint64_t json = 2048 + 700 * static_cast<uint64_t>(texture_count) + 160 * static_cast<uint64_t>(channel_count);
-    return container + json;
+    return container_overhead_bound(3) + json;
 }
 
 ShapePreference shape_preference_for_steps(int64_t steps) {
@@ -106,7 +105,7 @@ Result<RateChoice> choose_latent_shape(int width, int height, int channel_count,
 
     std::vector<RateChoice> fitting;
     uint64_t smallest = UINT64_MAX;
-    for (int scale = 1; scale <= kMaxGridScale; ++scale)
+    for (int scale = 1; scale <= kMaxChosenGridScale; ++scale)
         for (int features = kMinFeatures; features <= kMaxFeatures; ++features)
             for (int bits : kBitCounts) {
                 RateChoice choice;

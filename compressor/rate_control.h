@@ -56,13 +56,13 @@ int latent_level_count(int width, int height, int mip_count, int grid_scale);
 // +1.62 dB psnr8_mip0 on all 11 shared materials at 5 bpp, with about 6% fewer latent bytes.
 constexpr int kDefaultLatentLevelCount = 2;
 
-// Exact raw byte count of the LATN section (spec 6).
+// Exact raw byte count of the LATN section of this shape (format's latent_section_size).
 uint64_t latent_section_bytes(int width, int height, const LatentShape& shape);
 
-// Exact raw byte count of the WGHT section (spec 7).
+// Exact raw byte count of the WGHT section of this network (format's weight_section_size).
 uint64_t weight_section_bytes(const NetworkShape& network);
 
-// Estimate of everything else in the file: header, section table, alignment and the (compressed) JSON
+// Estimate of everything else in the file: the container (format's container_overhead_bound) and the JSON
 // metadata for `texture_count` textures with `channel_count` pack channels in total. Errs on the large side.
 uint64_t metadata_bytes_estimate(int texture_count, int channel_count);
 

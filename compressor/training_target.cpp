@@ -5,22 +5,22 @@
 #include <cmath>
 #include <utility>
 
+#include "format/limits.h"
+
 namespace nmc {
-namespace {
-constexpr int kMaxSize = 16384;
-}  // namespace
 
 Status check_training_target(const TrainingTarget& t) {
     const auto fail = [](const std::string& m) { return Status(StatusCode::invalid_argument, m); };
-    if (t.width < 1 || t.width > kMaxSize || t.height < 1 || t.height > kMaxSize)
-        return fail("material size must be 1..16384 per side, got " + std::to_string(t.width) + "x" +
-                    std::to_string(t.height));
+    if (t.width < 1 || t.width > kMaxDimension || t.height < 1 || t.height > kMaxDimension)
+        return fail("material size must be 1.." + std::to_string(kMaxDimension) + " per side, got " +
+                    std::to_string(t.width) + "x" + std::to_string(t.height));
     int max_mips = 1;
     while ((std::max(t.width, t.height) >> max_mips) > 0) ++max_mips;
     if (t.mip_count < 1 || t.mip_count > max_mips)
         return fail("mip count must be 1.." + std::to_string(max_mips) + ", got " + std::to_string(t.mip_count));
-    if (t.channels.empty() || t.channels.size() > 16)
-        return fail("a material needs 1..16 pack channels, got " + std::to_string(t.channels.size()));
+    if (t.channels.empty() || t.channels.size() > static_cast<size_t>(kMaxChannels))
+        return fail("a material needs 1.." + std::to_string(kMaxChannels) + " pack channels, got " +
+                    std::to_string(t.channels.size()));
     float weight_sum = 0;
     for (const auto& c : t.channels) {
         if (!std::isfinite(c.lo) || !std::isfinite(c.hi) || !(c.lo < c.hi))

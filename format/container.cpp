@@ -13,6 +13,7 @@
 
 #include "core/byte_io.h"
 #include "core/checksum.h"
+#include "format/section_sizes.h"
 
 namespace nmc {
 namespace {
@@ -41,13 +42,9 @@ constexpr bool kCompareChecksums = false;
 constexpr bool kCompareChecksums = true;
 #endif
 
-uint64_t align64(uint64_t x) {
-    return (x + 63) & ~uint64_t{63};
-}
-
 // spec 3.3: where the first section starts.
 uint64_t first_section_offset(uint64_t section_count) {
-    return align64(kHeaderSize + kSectionEntrySize * section_count);
+    return round_up<uint64_t>(kHeaderSize + kSectionEntrySize * section_count, kSectionAlignment);
 }
 
 // The one checker for zstd calls: turns a zstd error code into a Status naming the call.
@@ -146,7 +143,9 @@ Status check_entry(const SectionEntry& e, uint32_t flags, uint64_t reserved, uin
         return corrupt(where + ": reserved compression method " + std::to_string(e.compression) +
                        " (expected 0 none or 1 zstd)");
     if (reserved != 0) return corrupt(where + ": reserved field is not zero");
-    if (e.offset % 64 != 0) return corrupt(where + ": offset " + std::to_string(e.offset) + " is not a multiple of 64");
+    if (e.offset % kSectionAlignment != 0)
+        return corrupt(where + ": offset " + std::to_string(e.offset) + " is not a multiple of " +
+                       std::to_string(kSectionAlignment));
     if (e.offset < expected_offset)
         return corrupt(where + ": offset " + std::to_string(e.offset) + " overlaps what precedes it (expected " +
                        std::to_string(expected_offset) + ")");
@@ -179,6 +178,24 @@ bool is_known_section(const std::string& fourcc) {
 }
 
 }  // namespace
+
+std::vector<uint64_t> section_offsets(const std::vector<uint64_t>& stored_sizes) {
+    std::vector<uint64_t> offsets;
+    uint64_t offset = first_section_offset(stored_sizes.size());
+    for (const uint64_t size : stored_sizes) {
+        offsets.push_back(offset);
+        offset = round_up(offset + size, kSectionAlignment);
+    }
+    return offsets;
+}
+
+uint64_t container_size(const std::vector<uint64_t>& stored_sizes) {
+    return section_offsets(stored_sizes).back() + stored_sizes.back();
+}
+
+uint64_t container_overhead_bound(size_t section_count) {
+    return kHeaderSize + section_count * (kSectionEntrySize + kSectionAlignment - 1);
+}
 
 std::string quote_fourcc(const std::string& fourcc) {
     for (const char c : fourcc)
@@ -217,7 +234,7 @@ Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& 
     std::set<std::string> seen;
     std::vector<SectionEntry> entries(sections.size());
     std::vector<std::vector<uint8_t>> compressed(sections.size());
-    uint64_t offset = first_section_offset(sections.size());
+    std::vector<uint64_t> stored_sizes(sections.size());
     for (size_t i = 0; i < sections.size(); ++i) {
         const SectionPayload& s = sections[i];
         if (s.fourcc.size() != 4 || quote_fourcc(s.fourcc).front() != '\'')
@@ -259,10 +276,11 @@ Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& 
         const std::vector<uint8_t>& stored = e.compression ? compressed[i] : s.raw;
         e.stored_size = stored.size();
         e.stored_crc = crc32c(stored.data(), stored.size());
-        e.offset = offset;
-        offset = align64(offset + e.stored_size);
+        stored_sizes[i] = e.stored_size;
     }
-    const uint64_t file_size = entries.back().offset + entries.back().stored_size;
+    const std::vector<uint64_t> offsets = section_offsets(stored_sizes);
+    for (size_t i = 0; i < entries.size(); ++i) entries[i].offset = offsets[i];
+    const uint64_t file_size = container_size(stored_sizes);
     if (file_size > kMaxFileSize)
         return Status(StatusCode::limit_exceeded, "pack would be " + std::to_string(file_size) +
                                                       " bytes, the limit is " + std::to_string(kMaxFileSize));
@@ -295,7 +313,7 @@ Result<std::vector<uint8_t>> write_container(const std::vector<SectionPayload>& 
     store_u32_le(out.data() + 40, crc32c(out.data() + kHeaderSize, kSectionEntrySize * entries.size()));
     store_u32_le(out.data() + 60, crc32c(out.data(), 60));
     for (size_t i = 0; i < sections.size(); ++i) {
-        w.pad_to(64);
+        w.pad_to(kSectionAlignment);
         const std::vector<uint8_t>& stored = entries[i].compression ? compressed[i] : sections[i].raw;
         w.bytes(stored.data(), stored.size());
     }
@@ -424,7 +442,7 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
                                  std::to_string(e.offset - 1))))
             return {};
         gap_begin = e.offset + e.stored_size;
-        expected_offset = align64(gap_begin);
+        expected_offset = round_up<uint64_t>(gap_begin, kSectionAlignment);
         sections.push_back(std::move(s));
     }
     if (layout_ok && gap_begin != size &&

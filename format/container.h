@@ -9,22 +9,13 @@
 #include <vector>
 
 #include "core/status.h"
+#include "format/limits.h"
 #include "format/pack.h"
 #include "format/problems.h"
 
 namespace nmc {
 
-// spec 3.1, 3.2, 9
-constexpr size_t kHeaderSize = 64;
-constexpr size_t kSectionEntrySize = 48;
-constexpr uint32_t kMaxSectionCount = 64;
-constexpr uint64_t kMaxFileSize = uint64_t{4} << 30;
-constexpr uint64_t kMaxSectionRawSize = uint64_t{1} << 30;
-constexpr uint64_t kMaxCompressionRatio = 64;
-constexpr int kMaxZstdWindowLog = 27;                     // a zstd frame's window at most 128 MiB
-constexpr uint64_t kMaxMetadataSize = uint64_t{1} << 20;  // META raw size
-constexpr size_t kMaxMetadataMembers = 64;                // members of one META object
-constexpr size_t kMaxMetadataDepth = 16;                  // nesting of META's objects and arrays (the top level is 1)
+// spec 3.1
 constexpr uint8_t kMagic[8] = {0x89, 'N', 'M', 'C', 0x0D, 0x0A, 0x1A, 0x0A};
 
 enum class Compression { none = 0, zstd = 1 };

@@ -4,10 +4,6 @@
 namespace nmc {
 namespace {
 
-uint64_t align16(uint64_t x) {
-    return (x + 15) & ~uint64_t{15};
-}
-
 uint64_t code_count(const LatentLevel& l, int feature_count) {
     return static_cast<uint64_t>(l.width) * static_cast<uint64_t>(l.height) * static_cast<uint64_t>(feature_count);
 }
@@ -33,7 +29,7 @@ std::vector<uint64_t> latent_level_offsets(const LatentGrids& latents) {
     std::vector<uint64_t> offsets;
     uint64_t end = 0;
     for (const LatentLevel& l : latents.levels) {
-        offsets.push_back(align16(end));
+        offsets.push_back(round_up(end, kLatentLevelAlignment));
         end = offsets.back() + level_bytes(l, latents.feature_count);
     }
     return offsets;

@@ -231,6 +231,11 @@ std::optional<Arithmetic> arithmetic_from_string(const std::string& s) {
     return std::nullopt;
 }
 
+std::optional<Activation> activation_from_string(const std::string& s) {
+    if (s == to_string(Activation::hgelu_clamped)) return Activation::hgelu_clamped;
+    return std::nullopt;
+}
+
 std::optional<WeightType> weight_type_from_string(const std::string& s) {
     if (s == "e4m3") return WeightType::e4m3;
     if (s == "int8") return WeightType::int8;
@@ -375,7 +380,7 @@ Status parse_network(const ObjectReader& top, Network& network, std::vector<bool
     const Json* v = nullptr;
     NMC_RETURN_IF_ERROR(top.object("network", v));
     const ObjectReader o(*v, "network");
-    NMC_RETURN_IF_ERROR(o.string("activation", network.activation));
+    NMC_RETURN_IF_ERROR(o.enumeration("activation", network.activation, activation_from_string, "'hgelu_clamped'"));
     // Optional here: whether the pack's version requires it is checked against the header (read_pack).
     arithmetic_given = v->contains("arithmetic");
     if (arithmetic_given) {
@@ -537,9 +542,9 @@ Result<std::string> metadata_to_json(const Pack& pack) {
                           {"has_scale", l.has_scale()}});
     // network.arithmetic only in 2.x packs (spec 5.6), so float32 packs keep the bytes of 1.0.
     if (pack.network.arithmetic == Arithmetic::float32) {
-        j["network"] = {{"activation", pack.network.activation}, {"layers", std::move(layers)}};
+        j["network"] = {{"activation", to_string(pack.network.activation)}, {"layers", std::move(layers)}};
     } else {
-        j["network"] = {{"activation", pack.network.activation},
+        j["network"] = {{"activation", to_string(pack.network.activation)},
                         {"arithmetic", to_string(pack.network.arithmetic)},
                         {"layers", std::move(layers)}};
     }

@@ -10,22 +10,6 @@
 namespace nmc {
 namespace {
 
-// spec 9
-constexpr int kMaxDimension = 16384;
-constexpr int kMaxMipCount = 15;
-constexpr int kMaxChannels = 16;
-constexpr int kMaxTextures = 16;
-constexpr int kMaxTextureChannels = 4;
-constexpr int kMinLevels = 2;
-constexpr int kMaxLevels = 16;
-constexpr int kMaxFeatures = 16;
-constexpr int kMaxGridScale = 16;
-constexpr int kMinLayers = 2;
-constexpr int kMaxLayers = 8;
-constexpr int kMaxLayerWidth = 256;
-constexpr size_t kMaxNameBytes = 256;
-constexpr int kPositionalInputs = 13;  // spec 8.5: 12 positional-encoding values and the LOD input
-
 Status rule_error(const std::string& path, const std::string& what) {
     return Status(StatusCode::corrupt, "section 'META': '" + path + "': " + what);
 }
@@ -239,18 +223,16 @@ Status check_latents(const LatentGrids& g, const MaterialInfo& m, Arithmetic ari
 
 // spec 5.6
 Status check_network(const Network& n, const std::vector<bool>& has_scale, int feature_count, int channel_count) {
-    if (n.activation != "hgelu_clamped")
-        return rule_error("network.activation", "expected 'hgelu_clamped', got '" + printable(n.activation) + "'");
     NMC_RETURN_IF_ERROR(check_count("network.layers", n.layers.size(), kMinLayers, kMaxLayers));
     for (size_t i = 0; i < n.layers.size(); ++i) {
         const Layer& l = n.layers[i];
         const std::string path = index_path("network.layers", i);
         NMC_RETURN_IF_ERROR(check_int(path + ".input_width", l.input_width, 1, kMaxLayerWidth));
         NMC_RETURN_IF_ERROR(check_int(path + ".output_width", l.output_width, 1, kMaxLayerWidth));
-        if (i == 0 && l.input_width < 2 * feature_count + kPositionalInputs)
+        if (i == 0 && l.input_width < network_input_count(feature_count))
             return rule_error(path + ".input_width", "expected at least 2 * feature_count + 13 = " +
-                                                         std::to_string(2 * feature_count + kPositionalInputs) +
-                                                         ", got " + std::to_string(l.input_width));
+                                                         std::to_string(network_input_count(feature_count)) + ", got " +
+                                                         std::to_string(l.input_width));
         if (i > 0 && l.input_width != n.layers[i - 1].output_width)
             return rule_error(path + ".input_width", "expected the previous layer's output_width " +
                                                          std::to_string(n.layers[i - 1].output_width) + ", got " +

@@ -71,6 +71,14 @@ const char* to_string(Arithmetic a) {
     return a == Arithmetic::float32 ? "float32" : "binary16";
 }
 
+const char* to_string(Activation a) {
+    switch (a) {
+        case Activation::hgelu_clamped:
+            return "hgelu_clamped";
+    }
+    return "unknown";
+}
+
 const char* to_string(WeightType t) {
     return t == WeightType::e4m3 ? "e4m3" : "int8";
 }

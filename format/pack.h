@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "core/texture_layout.h"
+#include "format/limits.h"
 
 namespace nmc {
 
@@ -18,10 +19,6 @@ namespace nmc {
 constexpr uint16_t kFormatVersionMajorFloat32 = 1;
 constexpr uint16_t kFormatVersionMajorArithmetic = 2;
 constexpr uint16_t kFormatVersionMinor = 0;
-
-// spec 9: in the binary16 arithmetic, |lo|, |hi| of every latent level <= 16384, so f16(step) <= 32768 and every
-// value stays far below binary16's 65504 (no saturation anywhere in dequantisation).
-constexpr float kMaxBinary16LatentMagnitude = 16384.0f;
 
 enum class AddressMode { wrap, clamp };
 const char* to_string(AddressMode m);
@@ -84,8 +81,12 @@ struct Layer {
 enum class Arithmetic { float32, binary16 };
 const char* to_string(Arithmetic a);
 
+// spec 5.6 `activation`: the function after every layer but the last (spec 8.6). The JSON names are to_string's.
+enum class Activation { hgelu_clamped };
+const char* to_string(Activation a);
+
 struct Network {
-    std::string activation = "hgelu_clamped";
+    Activation activation = Activation::hgelu_clamped;
     Arithmetic arithmetic = Arithmetic::float32;
     std::vector<Layer> layers;
 };

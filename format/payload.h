@@ -9,14 +9,9 @@
 
 #include "core/status.h"
 #include "format/pack.h"
+#include "format/section_sizes.h"
 
 namespace nmc {
-
-// spec 6: the exact LATN size the levels' metadata implies.
-uint64_t latent_section_size(const LatentGrids& latents);
-
-// spec 6: the byte offset o_k of each level's bit stream in the LATN section (o_0 = 0, o_{k+1} = align16(o_k + n_k)).
-std::vector<uint64_t> latent_level_offsets(const LatentGrids& latents);
 
 // Writer side: every level holds width * height * feature_count codes, each below 2^bits.
 // invalid_argument otherwise.
@@ -27,9 +22,6 @@ std::vector<uint8_t> pack_latents(const LatentGrids& latents);
 
 // spec 6: fills each level's codes from LATN bytes. corrupt on a size mismatch or non-zero padding/unused bits.
 Status unpack_latents(const uint8_t* data, size_t size, LatentGrids& latents);
-
-// spec 7: the exact WGHT size the layers' metadata implies.
-uint64_t weight_section_size(const Network& network, const std::vector<bool>& has_scale);
 
 // Writer side: each layer's weights, scales and biases have the sizes its widths imply. invalid_argument.
 Status check_layer_sizes(const Network& network);

@@ -8,10 +8,6 @@
 namespace nmc {
 namespace {
 
-uint64_t align(uint64_t x, uint64_t a) {
-    return (x + a - 1) / a * a;
-}
-
 std::string layer_name(size_t l) {
     return "section 'WGHT': layer " + std::to_string(l);
 }
@@ -30,9 +26,9 @@ uint64_t weight_section_size(const Network& network, const std::vector<bool>& ha
     for (size_t l = 0; l < network.layers.size(); ++l) {
         const auto n = static_cast<uint64_t>(network.layers[l].output_width);
         const auto i = static_cast<uint64_t>(network.layers[l].input_width);
-        size = align(size + n * i, 4);
+        size = round_up(size + n * i, kWeightAlignment);
         if (has_scale[l]) size += 4 * n;
-        size = align(size + 2 * n, 16);
+        size = round_up(size + 2 * n, kLayerAlignment);
     }
     return size;
 }
@@ -82,10 +78,10 @@ std::vector<uint8_t> pack_weights(const Network& network) {
     ByteWriter w(out);
     for (const Layer& layer : network.layers) {
         w.bytes(layer.weights.data(), layer.weights.size());
-        w.pad_to(4);
+        w.pad_to(kWeightAlignment);
         for (const float s : layer.scales) w.f32(s);
         for (const uint16_t b : layer.biases) w.u16(b);
-        w.pad_to(16);
+        w.pad_to(kLayerAlignment);
     }
     return out;
 }
@@ -103,7 +99,7 @@ Status unpack_weights(const uint8_t* data, size_t size, const std::vector<bool>&
         const uint8_t* weights = r.bytes(n * static_cast<size_t>(layer.input_width));
         layer.weights.assign(weights, weights + n * static_cast<size_t>(layer.input_width));
         uint64_t pad_begin = r.position();
-        r.bytes(static_cast<size_t>(align(pad_begin, 4) - pad_begin));
+        r.bytes(static_cast<size_t>(round_up(pad_begin, kWeightAlignment) - pad_begin));
         if (!zero_bytes(data, pad_begin, r.position()))
             return Status(StatusCode::corrupt, layer_name(l) + ": non-zero padding after the weights");
         layer.scales.clear();
@@ -112,7 +108,7 @@ Status unpack_weights(const uint8_t* data, size_t size, const std::vector<bool>&
         layer.biases.clear();
         for (size_t i = 0; i < n; ++i) layer.biases.push_back(r.u16());
         pad_begin = r.position();
-        r.bytes(static_cast<size_t>(align(pad_begin, 16) - pad_begin));
+        r.bytes(static_cast<size_t>(round_up(pad_begin, kLayerAlignment) - pad_begin));
         if (!zero_bytes(data, pad_begin, r.position()))
             return Status(StatusCode::corrupt, layer_name(l) + ": non-zero padding after the biases");
         NMC_RETURN_IF_ERROR(check_layer_values(layer, l));

@@ -23,6 +23,10 @@ struct Decoded {
     std::optional<ColorSpace> declared_color_space;
 };
 
+// Every image format nmc knows by name (canonical names, as image_format_from_file_name gives them). The OpenImageIO
+// backend supports them all, the PNG/JPEG backend png and jpeg.
+bool is_known_format(const std::string& format);
+
 const char* name();
 bool supports(const std::string& format);
 

@@ -50,12 +50,7 @@ std::string first_line(const std::string& text) {
 
 const char* name() { return "OpenImageIO"; }
 
-bool supports(const std::string& format) {
-    static const char* const kFormats[] = {"png", "jpeg", "tga", "exr", "tiff", "dds", "bmp", "psd", "hdr", "webp"};
-    for (const char* f : kFormats)
-        if (format == f) return true;
-    return false;
-}
+bool supports(const std::string& format) { return is_known_format(format); }
 
 Result<Decoded> decode(const std::string& path, const std::vector<uint8_t>& bytes, const std::string& format) {
     // From the bytes read (and hashed), not the path: the file may change between the two reads.

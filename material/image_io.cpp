@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <new>
 
 #include "core/checksum.h"
@@ -260,6 +261,11 @@ Status ImageFileWriter::finish() {
     return file_.commit();
 }
 
+bool image_backend::is_known_format(const std::string& format) {
+    static const char* const kFormats[] = {"png", "jpeg", "tga", "exr", "tiff", "dds", "bmp", "psd", "hdr", "webp"};
+    return std::find(std::begin(kFormats), std::end(kFormats), format) != std::end(kFormats);
+}
+
 const char* image_backend_name() { return image_backend::name(); }
 
 bool image_format_supported(const std::string& format) { return image_backend::supports(canonical_format(format)); }
@@ -268,11 +274,8 @@ std::string image_format_from_file_name(const std::string& file_name) {
     const size_t dot = file_name.rfind('.');
     if (dot == std::string::npos) return "";
     const std::string ext = lower(file_name.substr(dot + 1));
-    static const char* const kKnown[] = {"png", "jpeg", "tga", "exr", "tiff", "dds", "bmp", "psd", "hdr", "webp"};
     const std::string f = canonical_format(ext == "jpe" ? "jpeg" : ext);
-    for (const char* k : kKnown)
-        if (f == k) return f;
-    return "";
+    return image_backend::is_known_format(f) ? f : "";
 }
 
 }  // namespace nmc

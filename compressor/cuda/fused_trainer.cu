@@ -35,8 +35,6 @@ Status allocate(DeviceArray<T>& out, size_t count) {
 
 Status invalid(const std::string& message) { return Status(StatusCode::invalid_argument, "fused trainer: " + message); }
 
-int round_up(int x, int multiple) { return (x + multiple - 1) / multiple * multiple; }
-
 // The shared memory of the widest supported model (input width 48, 16 outputs): what check_device() requires.
 int largest_shared_bytes() {
     kernels::Tables t{};
@@ -218,7 +216,7 @@ Result<std::unique_ptr<FusedTrainer>> FusedTrainer::create(int device, const Mod
     if (g.mip_count < 1 || g.mip_count > kMaxMips) return invalid("mip count must be 1..16");
     if (g.level_count < 2 || g.level_count > kMaxLevels) return invalid("latent level count must be 2..16");
     if (g.feature_count < 1 || g.feature_count > 16) return invalid("feature count must be 1..16");
-    if (g.input_width != round_up(2 * g.feature_count + 13, 16) || g.input_width > kernels::kMaxInputWidth)
+    if (g.input_width != padded_network_input_count(g.feature_count) || g.input_width > kernels::kMaxInputWidth)
         return invalid("input width " + std::to_string(g.input_width) + " is not round_up(2F + 13, 16) <= 48");
     if (g.channel_count < 1 || g.channel_count > kMaxChannels) return invalid("channel count must be 1..16");
     if (!(g.latent_hi > g.latent_lo) || g.latent_bits < 1 || g.latent_bits > 8)

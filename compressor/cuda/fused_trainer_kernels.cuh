@@ -30,6 +30,7 @@
 
 #include "compressor/cuda/fused_trainer.h"
 #include "core/number_formats.h"
+#include "format/limits.h"
 
 namespace nmc::fused::kernels {
 
@@ -521,7 +522,7 @@ __global__ void __launch_bounds__(kThreads, 1) train_kernel(const __grid_constan
             }
             pe[12] = fp8_half(static_cast<float>(m) * 0.25f);
         } else {
-            for (int i = 2 * F + 13; i < K0; ++i) x0_row[i] = __float2half_rn(0.0f);
+            for (int i = network_input_count(F); i < K0; ++i) x0_row[i] = __float2half_rn(0.0f);
         }
         __syncwarp();
 

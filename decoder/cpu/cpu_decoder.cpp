@@ -48,7 +48,7 @@ void for_each_tile(int threads, size_t count, const QueryOf& query_of, const Dec
                    const Sink& sink) {
     const size_t tiles = (count + kTileTexels - 1) / kTileTexels;
     parallel_for(threads, (tiles + kTilesPerTask - 1) / kTilesPerTask, [&](size_t task) {
-        alignas(64) float values[cpu_detail::kMaxChannels * kTileTexels];
+        alignas(64) float values[kMaxChannels * kTileTexels];
         TexelQuery queries[kTileTexels];
         const size_t end = std::min(tiles, (task + 1) * kTilesPerTask);
         for (size_t tile = task * kTilesPerTask; tile < end; ++tile) {
@@ -224,7 +224,7 @@ Result<Image> CpuDecoder::decode_texture_rows(int texture, int mip, int first_ro
     };
     // spec 8.8-8.9 per texel, straight from the tile into the image.
     const auto sink = [&](size_t first, int count, const float* values) {
-        float pack_values[cpu_detail::kMaxChannels];
+        float pack_values[kMaxChannels];
         for (int t = 0; t < count; ++t) {
             for (int c = 0; c < model.channel_count(); ++c) pack_values[c] = values[c * kTileTexels + t];
             source_channel_values(layout, pack_values,

@@ -50,8 +50,8 @@ constexpr float kMaxQueryCoordinate = 65536.0f;  // keeps u * level width within
 // decode_queries agree bit for bit (for one ISA), and results do not depend on the thread count.
 class CpuDecoder {
 public:
-    // Checks the pack against the rules of spec section 5-7 that decoding relies on (invalid_argument if it
-    // breaks one, naming the field) and converts it. backend_unavailable if options.isa is not supported by
+    // Checks the pack with format's check_pack, the reader's rules (invalid_argument if it breaks one, naming the
+    // field) and converts it. backend_unavailable if options.isa is not supported by
     // this CPU or build.
     static Result<CpuDecoder> create(const Pack& pack, const CpuDecoderOptions& options = {});
 

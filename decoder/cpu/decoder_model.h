@@ -15,8 +15,6 @@ namespace nmc::cpu_detail {
 
 // Texels decoded together: one AVX-512 register of float32 per value, so each weight load serves 16 texels.
 constexpr int kTileTexels = 16;
-constexpr int kMaxLayerWidth = 256;  // spec 9
-constexpr int kMaxChannels = 16;     // spec 9: pack channels, the last layer's width
 
 struct ModelLayer {
     int input_width = 0;
@@ -77,8 +75,7 @@ struct Model {
     }
 };
 
-// Checks what decoding relies on (spec 5-7: sizes, ranges, code values, layer chaining, texture rules) and
-// converts the pack. invalid_argument naming the field if the pack breaks a rule.
+// Checks the pack (format's check_pack) and converts it. invalid_argument naming the field if it breaks a rule.
 Result<Model> build_model(const Pack& pack);
 
 // spec 8.1-8.7 for `count` (1..kTileTexels) valid queries: out[c * kTileTexels + t] is pack channel c of query t.

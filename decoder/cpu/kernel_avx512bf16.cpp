@@ -275,7 +275,7 @@ bool assemble_input_x16(const Model& model, const TexelQuery* queries, float* x)
         _mm512_store_ps(x + (2 * f + 4 * o + 3) * kTileTexels, saw(_mm512_add_ps(pys, quarter)));
     }
     _mm512_store_ps(x + (2 * f + 12) * kTileTexels, _mm512_set1_ps(static_cast<float>(mip) * 0.25f));
-    for (int i = 2 * f + 13; i < model.layers[0].input_width; ++i) {
+    for (int i = network_input_count(f); i < model.layers[0].input_width; ++i) {
         _mm512_store_ps(x + i * kTileTexels, _mm512_setzero_ps());
     }
     return true;

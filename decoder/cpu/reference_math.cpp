@@ -75,7 +75,7 @@ void assemble_input(const LatentLevelView& level0, const LatentLevelView& level1
     positional_encoding(s0.px, s0.py, x + 2 * f);
     // x[2F+12]: the LOD input m * 0.25; the rest: 0.
     x[2 * f + 12] = static_cast<float>(mip) * 0.25f;
-    for (int i = 2 * f + 13; i < input_width; ++i) x[i] = 0.0f;
+    for (int i = network_input_count(f); i < input_width; ++i) x[i] = 0.0f;
 }
 
 namespace {

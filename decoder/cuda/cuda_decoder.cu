@@ -728,10 +728,6 @@ struct DeviceModel {
 
 namespace {
 
-int round_up(int x, int m) {
-    return (x + m - 1) / m * m;
-}
-
 float weight_value(const Layer& layer, int n, int k) {
     if (n >= layer.output_width || k >= layer.input_width) return 0.0f;
     const uint8_t code =
@@ -1416,11 +1412,7 @@ size_t CudaDecoder::device_output_offset(int mip) const {
 
 Result<CudaDecoder> CudaDecoder::create(const Pack& pack, const CudaDecoderOptions& options) {
     using namespace cuda_detail;
-    // The CPU decoder's checks (spec 5-7) are the ones decoding relies on; one implementation of them.
-    {
-        Result<CpuDecoder> check = CpuDecoder::create(pack, {1, CpuIsa::portable});
-        if (!check.ok()) return check.status();
-    }
+    NMC_RETURN_IF_ERROR(check_pack(pack));
     Result<CudaDeviceInfo> info = query_cuda_device(options.device);
     if (!info.ok()) return info.status();
     CudaMatmulPath path = options.path;
@@ -1633,7 +1625,7 @@ Result<Image> CudaDecoder::decode_texture(int texture, int mip) const {
     const int channels = static_cast<int>(layout.channels.size());
     Image image(m.mip_width(mip), m.mip_height(mip), channels, layout.sample_type);
     // spec 8.8-8.9 with the reference code, per texel, from the GPU's pack-channel values.
-    float values[cuda_detail::kMaxChannels];
+    float values[kMaxChannels];
     for (size_t i = 0; i < image.texel_count(); ++i) {
         for (size_t c = 0; c < planes.size(); ++c) values[c] = planes[c][i];
         source_channel_values(layout, values, &image.pixels[i * static_cast<size_t>(channels)]);

@@ -93,7 +93,7 @@ struct ChannelErrorSums {
 // float32 sums (spec 8.6), which both paths leave to the hardware.
 class CudaDecoder {
 public:
-    // Checks the pack as the CPU decoder does (invalid_argument naming the field), then uploads it.
+    // Checks the pack with format's check_pack (invalid_argument naming the field), then uploads it.
     // backend_unavailable when the device does not exist, this build has no code for it, or the fp8 path is asked
     // for on a GPU older than compute capability 8.9.
     static Result<CudaDecoder> create(const Pack& pack, const CudaDecoderOptions& options = {});

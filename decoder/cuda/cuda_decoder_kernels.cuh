@@ -36,12 +36,10 @@
 #include <cstdint>
 
 #include "core/number_formats.h"
+#include "format/limits.h"
 
 namespace nmc::cuda_detail {
 
-constexpr int kMaxLevels = 16;
-constexpr int kMaxLayers = 8;
-constexpr int kMaxChannels = 16;
 constexpr int kWarpTexels = 32;
 constexpr int kOutputStride = kMaxChannels + 1;  // floats per texel in the output staging (odd: no bank conflicts)
 
@@ -344,7 +342,7 @@ __device__ void assemble_input(const ModelDesc& md, float u, float v, int mip, u
 // A timing variant's layer-0 input without the latents: E4M3 codes of magnitude <= 0.5 that vary by lane and tile
 // (no zeros, which could run faster than real data), zero beyond 2F + 13 like a real input.
 __device__ __forceinline__ void synthetic_input(const ModelDesc& md, uint32_t seed, uint8_t* row) {
-    const int used = 2 * md.feature_count + 13;
+    const int used = network_input_count(md.feature_count);
     for (int i = 0; i < md.layers[0].k_pad; i += 4) {
         uint32_t word = 0;
 #pragma unroll

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "compressor/rate_control.h"
+#include "format/section_sizes.h"
+#include "tests/decoder/random_pack.h"
 
 namespace nmc {
 namespace {
@@ -23,6 +25,65 @@ TEST(RateControl, WeightBytesFollowSpec7) {
     const NetworkChoice small{{64, 48, 32}, {}};
     EXPECT_EQ(network_shape(16, 6, small).widths, (std::vector<int>{48, 64, 48, 32, 6}));
     EXPECT_EQ(weight_section_bytes(network_shape(16, 6, small)), 3200u + 3168u + 1600u + 240u);
+}
+
+// Rate control's sizes are format's: for a grid of material sizes, latent shapes and networks, the sections of a pack
+// written in that shape have exactly the sizes rate control counts, and the whole file is within its estimate.
+TEST(RateControl, SizesEqualThoseOfWrittenPacks) {
+    const std::pair<int, int> sizes[] = {{1, 1}, {37, 19}, {256, 96}};
+    const NetworkChoice networks[] = {{}, {{64, 48, 32}, {WeightType::e4m3, false}}, {{24}, {WeightType::e4m3, true}}};
+    int case_index = 0;
+    for (const auto& [width, height] : sizes)
+        for (int grid_scale : {1, 3, 8})
+            for (int features : {1, 5, 16})
+                for (int bits : {1, 2, 4, 8}) {
+                    const LatentShape shape{grid_scale, features, bits, 2 + case_index % 3};
+                    const int channels = 1 + case_index % 7;
+                    const NetworkChoice& choice = networks[case_index % 3];
+                    const NetworkShape network = network_shape(features, channels, choice);
+                    ++case_index;
+                    SCOPED_TRACE(std::to_string(width) + "x" + std::to_string(height) + " S" +
+                                 std::to_string(grid_scale) + " F" + std::to_string(features) + " b" +
+                                 std::to_string(bits) + " K" + std::to_string(shape.level_count) + " C" +
+                                 std::to_string(channels) + " network " + std::to_string(case_index % 3));
+
+                    test::RandomPackOptions o;
+                    o.width = width;
+                    o.height = height;
+                    o.grid_scale = grid_scale;
+                    o.feature_count = features;
+                    o.level_count = shape.level_count;
+                    o.level_bits = {bits};
+                    o.channel_count = channels;
+                    o.hidden_widths = choice.hidden_widths;
+                    o.extra_inputs = network.widths.front() - network_input_count(features);
+                    o.int8_last_layer = network.output_weight_type == WeightType::int8;
+                    Pack pack = test::make_random_pack(o);
+                    Layer& last = pack.network.layers.back();
+                    if (network.output_has_scale) last.scales.assign(static_cast<size_t>(last.output_width), 1.0f);
+
+                    WriteOptions uncompressed;  // zstd would only take time: the sizes are of raw sections
+                    uncompressed.compress = false;
+                    Result<std::vector<uint8_t>> file = write_pack(pack, uncompressed);
+                    ASSERT_TRUE(file.ok()) << file.status().to_string();
+                    ContainerInfo info;
+                    ASSERT_TRUE(read_pack(file->data(), file->size(), &info).ok());
+                    ASSERT_EQ(info.sections.size(), 3u);
+                    EXPECT_EQ(info.sections[1].raw_size, latent_section_bytes(width, height, shape));
+                    EXPECT_EQ(info.sections[2].raw_size, weight_section_bytes(network));
+                    std::vector<uint64_t> stored;
+                    uint64_t raw_bytes = 0;
+                    for (const SectionEntry& e : info.sections) {
+                        stored.push_back(e.stored_size);
+                        raw_bytes += e.raw_size;
+                    }
+                    EXPECT_EQ(info.file_size, container_size(stored));
+                    EXPECT_LE(info.file_size, raw_bytes + container_overhead_bound(3));
+                    const uint64_t estimate = latent_section_bytes(width, height, shape) +
+                                              weight_section_bytes(network) +
+                                              metadata_bytes_estimate(static_cast<int>(pack.textures.size()), channels);
+                    EXPECT_LE(info.file_size, estimate);
+                }
 }
 
 TEST(RateControl, ChoiceFitsBudgetAndGrowsWithIt) {

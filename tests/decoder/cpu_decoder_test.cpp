@@ -350,6 +350,7 @@ TEST(CpuDecoder, TexturesRebuildNormalsConstantsAndInverts) {
     Pack pack = test::make_random_pack(o);
     TextureLayout xy;
     xy.name = "normal_xy";
+    xy.file_name = "normal_xy.png";
     xy.normal_mode = NormalMode::xy;
     xy.sample_type = SampleType::uint16;
     xy.channels = {{Kind::pack, 0, false, 0, Semantic::normal},
@@ -357,12 +358,14 @@ TEST(CpuDecoder, TexturesRebuildNormalsConstantsAndInverts) {
                    {Kind::normal_z, -1, false, 0, Semantic::normal}};
     TextureLayout xyz;
     xyz.name = "normal_xyz";
+    xyz.file_name = "normal_xyz.png";
     xyz.normal_mode = NormalMode::xyz;
     xyz.channels = {{Kind::pack, 2, false, 0, Semantic::normal},
                     {Kind::pack, 3, false, 0, Semantic::normal},
                     {Kind::pack, 4, false, 0, Semantic::normal}};
     TextureLayout orm;
     orm.name = "orm";
+    orm.file_name = "orm.png";
     orm.channels = {{Kind::constant, -1, false, 0.75f, Semantic::ambient_occlusion},
                     {Kind::pack, 5, true, 0, Semantic::glossiness},
                     {Kind::pack, 5, false, 0, Semantic::roughness},

@@ -17,6 +17,7 @@ Pack hand_built_pack() {
     pack.channels = {{"value", -1.0f, 3.0f}};
     TextureLayout texture;
     texture.name = "value";
+    texture.file_name = "value.png";
     texture.channels = {ChannelSource{}};
     texture.channels[0].pack_channel = 0;
     pack.textures = {texture};
@@ -110,6 +111,30 @@ TEST(HandBuiltPack, RejectsInvalidQueriesAndPacks) {
     Pack bad_weight = hand_built_pack();
     bad_weight.network.layers[1].weights[0] = 0x80;  // Int8 -128 is reserved
     EXPECT_EQ(CpuDecoder::create(bad_weight).status().code(), StatusCode::invalid_argument);
+}
+
+// The decoder's check is the reader's (format's check_pack): rules the old decoder-only checks missed (spec 5.4's
+// file names and channel use) refuse the pack with the reader's message.
+TEST(HandBuiltPack, RefusesWhatTheReaderRefuses) {
+    Pack no_file_name = hand_built_pack();
+    no_file_name.textures[0].file_name = "";
+    Pack unused_channel = hand_built_pack();
+    unused_channel.channels.push_back({"unused", 0.0f, 1.0f});
+    unused_channel.network.layers.back().output_width = 2;
+    unused_channel.network.layers.back().weights.resize(4, 0);
+    unused_channel.network.layers.back().scales.push_back(1.0f);
+    unused_channel.network.layers.back().biases.push_back(0);
+    const std::pair<Pack, const char*> cases[] = {{no_file_name, "'textures[0].file_name'"},
+                                                  {unused_channel, "pack channel 1 is used by no texture"}};
+    for (const auto& [pack, problem] : cases) {
+        const Status rules = check_pack(pack);
+        ASSERT_EQ(rules.code(), StatusCode::invalid_argument) << rules.to_string();
+        EXPECT_NE(rules.message().find(problem), std::string::npos) << rules.message();
+        const Result<CpuDecoder> decoder = CpuDecoder::create(pack);
+        ASSERT_FALSE(decoder.ok());
+        EXPECT_EQ(decoder.status().code(), StatusCode::invalid_argument);
+        EXPECT_EQ(decoder.status().message(), rules.message());
+    }
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ inline Pack make_random_pack(const RandomPackOptions& o) {
     }
 
     // spec 5.6 / 7: E4M3 hidden layers with |W| <= max_e4m3_weight, the last layer Int8 + scale (or E4M3).
-    std::vector<int> widths = {2 * o.feature_count + 13 + o.extra_inputs};
+    std::vector<int> widths = {network_input_count(o.feature_count) + o.extra_inputs};
     widths.insert(widths.end(), o.hidden_widths.begin(), o.hidden_widths.end());
     widths.push_back(o.channel_count);
     for (size_t l = 0; l + 1 < widths.size(); ++l) {

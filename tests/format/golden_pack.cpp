@@ -140,8 +140,23 @@ Pack make_golden_pack() {
     return p;
 }
 
-std::string golden_pack_path() {
-    return std::string(NMC_SOURCE_DIR) + "/data/golden/v1_0_small.nmc";
+Pack make_golden_pack_2_0() {
+    Pack p = make_golden_pack();
+    p.network.arithmetic = Arithmetic::binary16;
+    p.encoder.tool = "nmc 0.2.0";
+    p.encoder.trainer = "fused";
+    p.encoder.batch_size = 65536;
+    p.encoder.latent_learning_rate = 0.015;
+    p.encoder.network_learning_rate = 0.004;
+    p.encoder.latent_rounding = "straight-through";
+    p.encoder.latent_rounding_at = 0.9;
+    p.encoder.weight_rounding_at = 0.96;
+    p.encoder.latent_adam = "sparse";
+    return p;
+}
+
+std::string golden_pack_path(int version_major) {
+    return std::string(NMC_SOURCE_DIR) + "/data/golden/v" + std::to_string(version_major) + "_0_small.nmc";
 }
 
 WriteOptions golden_write_options() {

@@ -1,6 +1,6 @@
-// The committed data/golden/v1_0_small.nmc: the writer still produces it byte for byte, and the reader still
-// reads the fields it holds. Either failing means the format changed (spec 11: bump the version and add a new
-// golden file instead of regenerating this one).
+// The committed data/golden/v1_0_small.nmc and v2_0_small.nmc: the writer still produces them byte for byte, and the
+// reader still reads the fields they hold. Either failing means the format changed (spec 11: bump the version and add
+// a new golden file instead of regenerating these).
 #include <gtest/gtest.h>
 
 #include "core/file_io.h"
@@ -11,23 +11,46 @@
 namespace nmc {
 namespace {
 
-std::vector<uint8_t> committed_golden() {
-    Result<std::vector<uint8_t>> bytes = read_file(testing::golden_pack_path(), 1 << 20);
+std::vector<uint8_t> committed_golden(int version_major = 1) {
+    Result<std::vector<uint8_t>> bytes = read_file(testing::golden_pack_path(version_major), 1 << 20);
     EXPECT_TRUE(bytes.ok()) << bytes.status().to_string();
     return bytes.ok() ? *bytes : std::vector<uint8_t>{};
 }
 
-TEST(GoldenPack, WriterReproducesTheCommittedBytes) {
-    const std::vector<uint8_t> committed = committed_golden();
-    Result<std::vector<uint8_t>> written = write_pack(testing::make_golden_pack(), testing::golden_write_options());
+void expect_written_bytes(const Pack& pack, const std::vector<uint8_t>& committed) {
+    Result<std::vector<uint8_t>> written = write_pack(pack, testing::golden_write_options());
     ASSERT_TRUE(written.ok()) << written.status().to_string();
     ASSERT_EQ(written->size(), committed.size());
     for (size_t i = 0; i < committed.size(); ++i)
         ASSERT_EQ((*written)[i], committed[i]) << "first difference at byte " << i;
 }
 
+TEST(GoldenPack, WriterReproducesTheCommittedBytes) {
+    expect_written_bytes(testing::make_golden_pack(), committed_golden(1));
+}
+
+TEST(GoldenPack, WriterReproducesTheCommitted2_0Bytes) {
+    expect_written_bytes(testing::make_golden_pack_2_0(), committed_golden(2));
+}
+
 TEST(GoldenPack, StaysSmallEnoughForExhaustiveCorruptionTests) {
     EXPECT_LT(committed_golden().size(), 8u * 1024u);
+}
+
+// The 2.0 pack differs from 1.0 in the header's version, network.arithmetic and the training schedule's keys.
+TEST(GoldenPack, ReaderReadsTheCommitted2_0Fields) {
+    const std::vector<uint8_t> committed = committed_golden(2);
+    ContainerInfo info;
+    Result<Pack> read = read_pack(committed.data(), committed.size(), &info);
+    ASSERT_TRUE(read.ok()) << read.status().to_string();
+    EXPECT_EQ(info.version_major, 2);
+    EXPECT_EQ(info.version_minor, 0);
+    EXPECT_EQ(read->network.arithmetic, Arithmetic::binary16);
+    EXPECT_EQ(read->network.activation, Activation::hgelu_clamped);
+    EXPECT_EQ(read->encoder.trainer, "fused");
+    EXPECT_EQ(read->encoder.latent_rounding, "straight-through");
+    EXPECT_EQ(read->encoder.weight_rounding_at, 0.96);
+    EXPECT_TRUE(testing::expect_same_pack(testing::make_golden_pack_2_0(), *read));
 }
 
 TEST(GoldenPack, ReaderReadsTheCommittedFields) {
