@@ -330,6 +330,16 @@ void polish(const Subset& sub, const FitSpec& s, Fit& best) {
                         improved |= evaluate(sub, s, f, best);
                 }
         }
+        // Every channel of an endpoint, or of both, at once: the moves along a grey (or any diagonal) segment,
+        // where a step of one channel alone leaves the segment.
+        for (int step0 = -1; step0 <= 1 && s.channels > 1; ++step0)
+            for (int step1 = -1; step1 <= 1; ++step1) {
+                if (!step0 && !step1) continue;
+                Fit f = best;
+                for (int c = 0; c < s.channels; ++c)
+                    f.q[0][c] = std::clamp(f.q[0][c] + step0, 0, top), f.q[1][c] = std::clamp(f.q[1][c] + step1, 0, top);
+                improved |= evaluate(sub, s, f, best);
+            }
         for (int choice = 0; choice < pbit_choices(s); ++choice) {
             Fit f = best;
             set_pbits(s, choice, f);
@@ -588,9 +598,9 @@ bool encode_flat(const uint8_t rgba[kBlockTexels * 4], bool alpha_held, uint8_t 
 // The encoder over the modes of `modes` (bit m: mode m).
 void encode(const uint8_t rgba[kBlockTexels * 4], uint8_t block[16], Bc7Effort effort, bool alpha_held, int modes) {
     const bool thorough = effort == Bc7Effort::thorough;
-    const int partition_tries = thorough ? 6 : 1;
-    const int keep = thorough ? 4 : 1;  // candidates polished
-    Candidate kept[4];                  // the best so far, best first
+    const int partition_tries = thorough ? 8 : 1;
+    const int keep = thorough ? 6 : 2;  // candidates polished
+    Candidate kept[6];                  // the best so far, best first
     int kept_count = 0;
     const auto consider = [&](const Candidate& c) {
         int at = kept_count;
