@@ -204,34 +204,9 @@ Fit quantize_endpoints(const FitSpec& s, const float a[4], const float b[4], int
     return f;
 }
 
-// Squared distance of the quantised endpoints from a, b.
-float quantization_error(const FitSpec& s, const float a[4], const float b[4], const Fit& f) {
-    float e = 0;
-    for (int c = 0; c < s.channels; ++c) {
-        const float d0 = float(unquantize(f.q[0][c], f.p[0], s.bits, has_pbit(s))) - a[c];
-        const float d1 = float(unquantize(f.q[1][c], f.p[1], s.bits, has_pbit(s))) - b[c];
-        e += d0 * d0 + d1 * d1;
-    }
-    return e;
-}
-
-// Quantises 8-bit endpoints a, b and evaluates them: under every p-bit choice, or (`every_pbit` false) only
-// under the one that keeps the endpoints nearest a and b.
-void try_endpoints(const Subset& sub, const FitSpec& s, const float a[4], const float b[4], bool every_pbit,
-                   Fit& best) {
-    if (every_pbit) {
-        for (int choice = 0; choice < pbit_choices(s); ++choice)
-            evaluate(sub, s, quantize_endpoints(s, a, b, choice), best);
-        return;
-    }
-    Fit nearest;
-    float nearest_error = 1e30f;
-    for (int choice = 0; choice < pbit_choices(s); ++choice) {
-        const Fit f = quantize_endpoints(s, a, b, choice);
-        const float e = quantization_error(s, a, b, f);
-        if (e < nearest_error) nearest_error = e, nearest = f;
-    }
-    evaluate(sub, s, nearest, best);
+// Quantises 8-bit endpoints a, b under every p-bit choice and evaluates them.
+void try_endpoints(const Subset& sub, const FitSpec& s, const float a[4], const float b[4], Fit& best) {
+    for (int choice = 0; choice < pbit_choices(s); ++choice) evaluate(sub, s, quantize_endpoints(s, a, b, choice), best);
 }
 
 // Least-squares 8-bit endpoints for the fit's indices; false when the indices do not determine them.
@@ -302,9 +277,9 @@ Fit fit_subset(const Subset& sub, const FitSpec& s, Bc7Effort effort) {
     Fit best;
     float a[4], b[4];
     principal_endpoints(sub, s.channels, a, b);
-    try_endpoints(sub, s, a, b, thorough, best);
+    try_endpoints(sub, s, a, b, best);
     for (int pass = 0; pass < (thorough ? 2 : 1) && best.error > 0; ++pass)
-        if (refit(sub, s, best, a, b)) try_endpoints(sub, s, a, b, thorough, best);
+        if (refit(sub, s, best, a, b)) try_endpoints(sub, s, a, b, best);
     return best;
 }
 
@@ -332,8 +307,8 @@ void polish(const Subset& sub, const FitSpec& s, Fit& best) {
         }
         // Every channel of an endpoint, or of both, at once: the moves along a grey (or any diagonal) segment,
         // where a step of one channel alone leaves the segment.
-        for (int step0 = -1; step0 <= 1 && s.channels > 1; ++step0)
-            for (int step1 = -1; step1 <= 1; ++step1) {
+        for (int step0 = -2; step0 <= 2 && s.channels > 1; ++step0)
+            for (int step1 = -2; step1 <= 2; ++step1) {
                 if (!step0 && !step1) continue;
                 Fit f = best;
                 for (int c = 0; c < s.channels; ++c)

@@ -396,7 +396,7 @@ TEST(BlockImage, RealMaterialAgainstBaselines) {
         {"metal_plate_02_rough_1k.jpg", BlockFormat::bc4, 1, 41.056, 40.85},
         {"metal_plate_02_nor_gl_1k.jpg", BlockFormat::bc5, 2, 58.910, 58.7},
         {"metal_plate_02_diff_1k.jpg", BlockFormat::bc1, 3, 42.580, 41.98},
-        {"metal_plate_02_diff_1k.jpg", BlockFormat::bc7, 3, 51.561, 51.3},
+        {"metal_plate_02_diff_1k.jpg", BlockFormat::bc7, 3, 51.561, 51.38},
     };
     for (const MaterialCase& c : cases) {
         auto image = read_image(dir + c.file);
