@@ -2,7 +2,8 @@
 // ARB_texture_compression_bptc define them. The encoder ranks the partitions of the two- and three-subset
 // modes by how well a line through each subset fits its texels, fits endpoints (principal axis, then least
 // squares on the chosen indices, every p-bit choice) for each mode, rotation and index selection and the
-// best-ranked partitions, and polishes the best few candidates by walking their endpoints one step at a time.
+// best-ranked partitions, and polishes the best few candidates by walking their endpoints a step at a time.
+// A block of one colour is solved exactly in mode 6 before any of that.
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -272,6 +273,8 @@ void principal_endpoints(const Subset& sub, int channels, float a[4], float b[4]
     }
 }
 
+// Endpoints on the principal axis, then least squares on the indices they give (twice when thorough), each
+// quantised under every p-bit choice; the best of them.
 Fit fit_subset(const Subset& sub, const FitSpec& s, Bc7Effort effort) {
     const bool thorough = effort == Bc7Effort::thorough;
     Fit best;
@@ -283,9 +286,10 @@ Fit fit_subset(const Subset& sub, const FitSpec& s, Bc7Effort effort) {
     return best;
 }
 
-// Walks the stored endpoints one step at a time while the error falls: each component alone, each channel's two
-// endpoints together (in step: the segment shifts; apart: it stretches), which single steps cannot reach when
-// every one of them alone makes things worse, and the other p-bit choices with the endpoints reached.
+// Walks the stored endpoints while the error falls: each component a step alone, each channel's two endpoints
+// together (in step: the segment shifts; apart: it stretches), which single steps cannot reach when every one of
+// them alone makes things worse, every channel of an endpoint or of both up to two steps, and the other p-bit
+// choices with the endpoints reached.
 void polish(const Subset& sub, const FitSpec& s, Fit& best) {
     const int top = (1 << s.bits) - 1;
     for (int round = 0; round < 8 && best.error > 0; ++round) {
