@@ -47,7 +47,8 @@ std::vector<std::string> split(std::string line) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s BASELINES_CSV MATERIALS_DIR [threads] [JSON_OUT|-] [fast|thorough] [MATERIAL|FORMAT]\n",
+        std::fprintf(stderr,
+                     "usage: %s BASELINES_CSV MATERIALS_DIR [threads] [JSON_OUT|-] [fast|thorough] [MATERIAL|FORMAT]\n",
                      argv[0]);
         return 2;
     }
@@ -135,8 +136,11 @@ int main(int argc, char** argv) {
     if (!json_out.empty()) {
         std::string command;
         for (int i = 0; i < argc; ++i) command += std::string(i ? " " : "") + argv[i];
-        const nlohmann::json out = {{"command", command}, {"threads", threads}, {"bc7_effort", effort_name},
-                                    {"summary", summary}, {"rows", rows}};
+        const nlohmann::json out = {{"command", command},
+                                    {"threads", threads},
+                                    {"bc7_effort", effort_name},
+                                    {"summary", summary},
+                                    {"rows", rows}};
         const std::string text = out.dump(1) + "\n";
         nmc::bench::exit_on_error(nmc::write_file_atomically(json_out, text.data(), text.size()), "writing the JSON");
     }

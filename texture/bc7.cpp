@@ -22,14 +22,14 @@ struct ModeInfo {
     int rotation_bits;
     int index_selection_bits;
     int color_bits;
-    int alpha_bits;  // 0: alpha decodes as 255
+    int alpha_bits;       // 0: alpha decodes as 255
     bool endpoint_pbits;  // one p-bit per endpoint
     bool shared_pbits;    // one p-bit per subset, below both its endpoints
     int index_bits;
     int index2_bits;  // secondary indices (modes 4 and 5)
 };
 constexpr ModeInfo kModes[8] = {
-    {3, 4, 0, 0, 4, 0, true, false, 3, 0}, {2, 6, 0, 0, 6, 0, false, true, 3, 0},
+    {3, 4, 0, 0, 4, 0, true, false, 3, 0},  {2, 6, 0, 0, 6, 0, false, true, 3, 0},
     {3, 6, 0, 0, 5, 0, false, false, 2, 0}, {2, 6, 0, 0, 7, 0, true, false, 2, 0},
     {1, 0, 2, 1, 5, 6, false, false, 2, 3}, {1, 0, 2, 0, 7, 8, false, false, 2, 2},
     {1, 0, 0, 0, 7, 7, true, false, 4, 0},  {2, 6, 0, 0, 5, 5, true, false, 2, 0},
@@ -59,18 +59,15 @@ constexpr uint32_t kPartitions3[64] = {
     0xaa444444, 0x54a854a8, 0x95809580, 0x96969600, 0xa85454a8, 0x80959580, 0xaa141414, 0x96960000,
     0xaaaa1414, 0xa05050a0, 0xa0a5a5a0, 0x96000000, 0x40804080, 0xa9a8a9a8, 0xaaaaaa44, 0x2a4a5254};
 // Table.A2, A3a, A3b: the anchor texel of subset 1 of two, and of subsets 1 and 2 of three.
-constexpr uint8_t kAnchor2[64] = {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
-                                  15, 2,  8,  2,  2,  8,  8,  15, 2,  8,  2,  2,  8,  8,  2,  2,
-                                  15, 15, 6,  8,  2,  8,  15, 15, 2,  8,  2,  2,  2,  15, 15, 6,
-                                  6,  2,  6,  8,  15, 15, 2,  2,  15, 15, 15, 15, 15, 2,  2,  15};
-constexpr uint8_t kAnchor3a[64] = {3,  3,  15, 15, 8,  3,  15, 15, 8,  8,  6,  6,  6,  5,  3,  3,
-                                   3,  3,  8,  15, 3,  3,  6,  10, 5,  8,  8,  6,  8,  5,  15, 15,
-                                   8,  15, 3,  5,  6,  10, 8,  15, 15, 3,  15, 5,  15, 15, 15, 15,
-                                   3,  15, 5,  5,  5,  8,  5,  10, 5,  10, 8,  13, 15, 12, 3,  3};
-constexpr uint8_t kAnchor3b[64] = {15, 8,  8,  3,  15, 15, 3,  8,  15, 15, 15, 15, 15, 15, 15, 8,
-                                   15, 8,  15, 3,  15, 8,  15, 8,  3,  15, 6,  10, 15, 15, 10, 8,
-                                   15, 3,  15, 10, 10, 8,  9,  10, 6,  15, 8,  15, 3,  6,  6,  8,
-                                   15, 3,  15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 3,  15, 15, 8};
+constexpr uint8_t kAnchor2[64] = {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 2,  8, 2, 2, 8,
+                                  8,  15, 2,  8,  2,  2,  8,  8,  2,  2,  15, 15, 6,  8,  2,  8,  15, 15, 2, 8, 2, 2,
+                                  2,  15, 15, 6,  6,  2,  6,  8,  15, 15, 2,  2,  15, 15, 15, 15, 15, 2,  2, 15};
+constexpr uint8_t kAnchor3a[64] = {3,  3,  15, 15, 8, 3,  15, 15, 8,  8,  6, 6,  6, 5,  3, 3,  3,  3,  8,  15, 3,  3,
+                                   6,  10, 5,  8,  8, 6,  8,  5,  15, 15, 8, 15, 3, 5,  6, 10, 8,  15, 15, 3,  15, 5,
+                                   15, 15, 15, 15, 3, 15, 5,  5,  5,  8,  5, 10, 5, 10, 8, 13, 15, 12, 3,  3};
+constexpr uint8_t kAnchor3b[64] = {15, 8, 8, 3,  15, 15, 3,  8,  15, 15, 15, 15, 15, 15, 15, 8,  15, 8,  15, 3,  15, 8,
+                                   15, 8, 3, 15, 6,  10, 15, 15, 10, 8,  15, 3,  15, 10, 10, 8,  9,  10, 6,  15, 8,  15,
+                                   3,  6, 6, 8,  15, 3,  15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 3,  15, 15, 8};
 
 int subset_of(int subsets, int partition, int texel) {
     if (subsets == 2) return (kPartitions2[partition] >> texel) & 1;
@@ -130,12 +127,16 @@ struct Fit {
     uint8_t index[kBlockTexels] = {};  // per texel of the subset, in Subset order
 };
 
-int pbit_choices(const FitSpec& s) { return s.endpoint_pbits ? 4 : s.shared_pbits ? 2 : 1; }
+int pbit_choices(const FitSpec& s) {
+    return s.endpoint_pbits ? 4 : s.shared_pbits ? 2 : 1;
+}
 void set_pbits(const FitSpec& s, int choice, Fit& f) {
     f.p[0] = choice & 1;
     f.p[1] = s.endpoint_pbits ? choice >> 1 : f.p[0];
 }
-bool has_pbit(const FitSpec& s) { return s.endpoint_pbits || s.shared_pbits; }
+bool has_pbit(const FitSpec& s) {
+    return s.endpoint_pbits || s.shared_pbits;
+}
 
 // The stored value whose decoded component is nearest `target` (0..255) under p-bit `pbit`, from a table per
 // component layout (bits and p-bit) of the nearest stored value to each 8-bit value.
@@ -207,7 +208,8 @@ Fit quantize_endpoints(const FitSpec& s, const float a[4], const float b[4], int
 
 // Quantises 8-bit endpoints a, b under every p-bit choice and evaluates them.
 void try_endpoints(const Subset& sub, const FitSpec& s, const float a[4], const float b[4], Fit& best) {
-    for (int choice = 0; choice < pbit_choices(s); ++choice) evaluate(sub, s, quantize_endpoints(s, a, b, choice), best);
+    for (int choice = 0; choice < pbit_choices(s); ++choice)
+        evaluate(sub, s, quantize_endpoints(s, a, b, choice), best);
 }
 
 // Least-squares 8-bit endpoints for the fit's indices; false when the indices do not determine them.
@@ -316,7 +318,8 @@ void polish(const Subset& sub, const FitSpec& s, Fit& best) {
                 if (!step0 && !step1) continue;
                 Fit f = best;
                 for (int c = 0; c < s.channels; ++c)
-                    f.q[0][c] = std::clamp(f.q[0][c] + step0, 0, top), f.q[1][c] = std::clamp(f.q[1][c] + step1, 0, top);
+                    f.q[0][c] = std::clamp(f.q[0][c] + step0, 0, top),
+                    f.q[1][c] = std::clamp(f.q[1][c] + step1, 0, top);
                 improved |= evaluate(sub, s, f, best);
             }
         for (int choice = 0; choice < pbit_choices(s); ++choice) {
@@ -431,7 +434,8 @@ PartitionRanking rank_partitions(const uint8_t rgba[kBlockTexels * 4], int subse
         for (int s = 0; s < subsets; ++s) {
             float cov[4][4];
             for (int i = 0, n = 0; i < 4; ++i)
-                for (int j = i; j < 4; ++j, ++n) cov[i][j] = cov[j][i] = prod[s][n] - sum[s][i] * sum[s][j] / float(count[s]);
+                for (int j = i; j < 4; ++j, ++n)
+                    cov[i][j] = cov[j][i] = prod[s][n] - sum[s][i] * sum[s][j] / float(count[s]);
             const float trace = cov[0][0] + cov[1][1] + cov[2][2] + cov[3][3];
             int widest = 0;
             for (int i = 1; i < 4; ++i)
@@ -499,9 +503,10 @@ void pack(Candidate c, uint8_t block[16]) {
     if (m.alpha_bits)
         for (int s = 0; s < subsets; ++s)
             for (int e = 0; e < 2; ++e)
-                put_bits(block, pos, m.alpha_bits, uint32_t(m.index2_bits            ? c.fits[1].q[e][0]
-                                         : c.specs[s].channels == 3 ? (1 << m.alpha_bits) - 1
-                                                                    : c.fits[s].q[e][3]));
+                put_bits(block, pos, m.alpha_bits,
+                         uint32_t(m.index2_bits              ? c.fits[1].q[e][0]
+                                  : c.specs[s].channels == 3 ? (1 << m.alpha_bits) - 1
+                                                             : c.fits[s].q[e][3]));
     if (m.endpoint_pbits)
         for (int s = 0; s < subsets; ++s)
             for (int e = 0; e < 2; ++e) put_bits(block, pos, 1, uint32_t(c.fits[s].p[e]));
@@ -656,7 +661,8 @@ bool decode_bc7_block(const uint8_t block[16], uint8_t rgba[kBlockTexels * 4]) {
     int endpoint[3][2][4];
     for (int s = 0; s < m.subsets; ++s)
         for (int e = 0; e < 2; ++e) {
-            for (int c = 0; c < 3; ++c) endpoint[s][e][c] = unquantize(stored[s][e][c], pbit[s][e], m.color_bits, pbits);
+            for (int c = 0; c < 3; ++c)
+                endpoint[s][e][c] = unquantize(stored[s][e][c], pbit[s][e], m.color_bits, pbits);
             endpoint[s][e][3] = m.alpha_bits ? unquantize(stored[s][e][3], pbit[s][e], m.alpha_bits, pbits) : 255;
         }
     int primary[kBlockTexels], secondary[kBlockTexels] = {};

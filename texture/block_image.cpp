@@ -88,7 +88,9 @@ void encode_tile(BlockFormat f, Bc7Effort bc7_effort, bool alpha_held, const uin
                 encode_bc4_block(channel, block + 8 * c);
             }
             break;
-        case BlockFormat::bc7: encode_bc7_block(tile, block, bc7_effort, alpha_held); break;
+        case BlockFormat::bc7:
+            encode_bc7_block(tile, block, bc7_effort, alpha_held);
+            break;
     }
 }
 
@@ -106,7 +108,8 @@ std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int t
         for (int by = first; by < blocks_y; by += threads)
             for (int bx = 0; bx < blocks_x; ++bx) {
                 gather_tile(image, bx, by, tile);
-                encode_tile(f, bc7_effort, image.alpha_held, tile, &out[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride]);
+                encode_tile(f, bc7_effort, image.alpha_held, tile,
+                            &out[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride]);
             }
     };
     std::vector<std::thread> workers;
@@ -149,9 +152,9 @@ Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std
                     break;
                 case BlockFormat::bc7:
                     if (!decode_bc7_block(block, tile))
-                        return Status(StatusCode::not_recognized,
-                                      "bc7 block " + std::to_string(bx) + "," + std::to_string(by) +
-                                          ": reserved mode (first byte 0)");
+                        return Status(StatusCode::not_recognized, "bc7 block " + std::to_string(bx) + "," +
+                                                                      std::to_string(by) +
+                                                                      ": reserved mode (first byte 0)");
                     break;
             }
             for (int y = 0; y < 4; ++y)

@@ -34,7 +34,7 @@ struct Rgba8Image {
     int width = 0;
     int height = 0;
     std::vector<uint8_t> texels;  // (y * width + x) * 4 + c
-    bool alpha_held = true;        // false: the source has no alpha, A is 255 filled in (BC7 may decode it as 254)
+    bool alpha_held = true;       // false: the source has no alpha, A is 255 filled in (BC7 may decode it as 254)
 };
 
 // Quantises a decoded texture to 8 bits (spec 8.10: floor(clamp(v, 0, 1) * 255 + 0.5)) and spreads its channels

@@ -202,7 +202,9 @@ struct FieldWriter {
     }
 };
 
-int lerp6(int e0, int e1, int w) { return ((64 - w) * e0 + w * e1 + 32) >> 6; }
+int lerp6(int e0, int e1, int w) {
+    return ((64 - w) * e0 + w * e1 + 32) >> 6;
+}
 constexpr int kW2[4] = {0, 21, 43, 64}, kW3[8] = {0, 9, 18, 27, 37, 46, 55, 64};
 
 // Blocks of modes 0-5 and 7 laid out field by field from the specification's Table.M, decoded against the values
@@ -215,7 +217,8 @@ TEST(Bc7, DecodesHandBuiltBlocksOfEveryMode) {
         ASSERT_TRUE(decode_bc7_block(w.block, out)) << mode;
         for (int t = 0; t < kBlockTexels; ++t) {
             const std::array<int, 4> want = texel(t);
-            for (int c = 0; c < 4; ++c) EXPECT_EQ(out[4 * t + c], want[size_t(c)]) << "mode " << mode << " texel " << t << " channel " << c;
+            for (int c = 0; c < 4; ++c)
+                EXPECT_EQ(out[4 * t + c], want[size_t(c)]) << "mode " << mode << " texel " << t << " channel " << c;
         }
     };
     {  // Mode 0, partition 8 (rows 0-1: subset 0, row 2: subset 1, row 3: subset 2): subset s holds channel s at
@@ -239,7 +242,8 @@ TEST(Bc7, DecodesHandBuiltBlocksOfEveryMode) {
         w.put(1, 1).put(1, 0);
         for (int t = 0; t < kBlockTexels; ++t) w.put(t == 0 || t == 15 ? 2 : 3, uint32_t(t < 8 ? t : 15 - t));
         expect(w, 1, [](int t) {
-            return t < 8 ? std::array<int, 4>{lerp6(2, 255, kW3[t]), 2, 2, 255} : std::array<int, 4>{129, 129, 129, 255};
+            return t < 8 ? std::array<int, 4>{lerp6(2, 255, kW3[t]), 2, 2, 255}
+                         : std::array<int, 4>{129, 129, 129, 255};
         });
     }
     {  // Mode 2, partition 8 (anchors 8 and 15): subset 0 red from 0 to 31 (255), index t % 4; subset 1 green and
@@ -248,7 +252,8 @@ TEST(Bc7, DecodesHandBuiltBlocksOfEveryMode) {
         w.put(3, 4).put(6, 8);
         for (int c = 0; c < 3; ++c)
             for (int s = 0; s < 3; ++s) w.put(5, s == c ? (s == 0 ? 0 : 31) : 0).put(5, s == c ? 31 : 0);
-        for (int t = 0; t < kBlockTexels; ++t) w.put(t == 0 || t == 8 || t == 15 ? 1 : 2, uint32_t(t < 8 ? t % 4 : t % 2));
+        for (int t = 0; t < kBlockTexels; ++t)
+            w.put(t == 0 || t == 8 || t == 15 ? 1 : 2, uint32_t(t < 8 ? t % 4 : t % 2));
         expect(w, 2, [](int t) {
             if (t < 8) return std::array<int, 4>{lerp6(0, 255, kW2[t % 4]), 0, 0, 255};
             return t < 12 ? std::array<int, 4>{0, 255, 0, 255} : std::array<int, 4>{0, 0, 255, 255};
@@ -273,7 +278,9 @@ TEST(Bc7, DecodesHandBuiltBlocksOfEveryMode) {
         w.put(5, 16).put(2, 0).put(1, 1).put(5, 0).put(5, 31).repeat(4, 5, 0).put(6, 0).put(6, 63);
         for (int t = 0; t < kBlockTexels; ++t) w.put(t == 0 ? 1 : 2, uint32_t(t / 4));
         for (int t = 0; t < kBlockTexels; ++t) w.put(t == 0 ? 2 : 3, uint32_t(t % 8));
-        expect(w, 4, [](int t) { return std::array<int, 4>{lerp6(0, 255, kW3[t % 8]), 0, 0, lerp6(0, 255, kW2[t / 4])}; });
+        expect(w, 4, [](int t) {
+            return std::array<int, 4>{lerp6(0, 255, kW3[t % 8]), 0, 0, lerp6(0, 255, kW2[t / 4])};
+        });
     }
     {  // Mode 5, rotation 1 (alpha and red swapped after interpolation): R from 0 to 127 (255) on indices t % 4,
        // G flat at 64 (129), B 0, alpha from 10 to 200 on indices t / 4.
@@ -281,7 +288,9 @@ TEST(Bc7, DecodesHandBuiltBlocksOfEveryMode) {
         w.put(6, 32).put(2, 1).put(7, 0).put(7, 127).repeat(2, 7, 64).repeat(2, 7, 0).put(8, 10).put(8, 200);
         for (int t = 0; t < kBlockTexels; ++t) w.put(t == 0 ? 1 : 2, uint32_t(t % 4));
         for (int t = 0; t < kBlockTexels; ++t) w.put(t == 0 ? 1 : 2, uint32_t(t / 4));
-        expect(w, 5, [](int t) { return std::array<int, 4>{lerp6(10, 200, kW2[t / 4]), 129, 0, lerp6(0, 255, kW2[t % 4])}; });
+        expect(w, 5, [](int t) {
+            return std::array<int, 4>{lerp6(10, 200, kW2[t / 4]), 129, 0, lerp6(0, 255, kW2[t % 4])};
+        });
     }
     {  // Mode 7, partition 13: subset 0 from all 0 under p-bit 0 to (0, 0, 0, 31) under p-bit 1, so RGB 0..4 and
        // alpha 0..255; subset 1 flat at 16 under p-bits 0 (130). Indices t % 4 in subset 0, 0 in subset 1.
@@ -312,8 +321,9 @@ TEST(Bc7, EveryModeRoundTrips) {
             for (int c = 0; c < 4; ++c) from[c] = int(rng() % 160), slope[c] = int(rng() % 11) - 2;
             for (int t = 0; t < kBlockTexels; ++t)
                 for (int c = 0; c < 4; ++c)
-                    rgba[4 * t + c] = c == 3 && mode < 4 ? 255
-                                                         : uint8_t(std::clamp(from[c] + slope[c] * t + int(rng() % 5) - 2, 0, 255));
+                    rgba[4 * t + c] = c == 3 && mode < 4
+                                          ? 255
+                                          : uint8_t(std::clamp(from[c] + slope[c] * t + int(rng() % 5) - 2, 0, 255));
             encode_bc7_block_in_mode(rgba, block, mode);
             ASSERT_EQ(block[0] & ((2 << mode) - 1), 1 << mode) << "asked for mode " << mode;
             ASSERT_TRUE(decode_bc7_block(block, out));
@@ -325,7 +335,9 @@ TEST(Bc7, EveryModeRoundTrips) {
     }
 }
 
-void encode_bc7_fast(const uint8_t* rgba, uint8_t* block) { encode_bc7_block(rgba, block, Bc7Effort::fast, true); }
+void encode_bc7_fast(const uint8_t* rgba, uint8_t* block) {
+    encode_bc7_block(rgba, block, Bc7Effort::fast, true);
+}
 void encode_bc7_thorough(const uint8_t* rgba, uint8_t* block) {
     encode_bc7_block(rgba, block, Bc7Effort::thorough, true);
 }
@@ -354,7 +366,8 @@ TEST(Bc7, FlatColoursExact) {
 
 TEST(Bc7, GradientAndNoiseBounds) {
     for (auto encode : {encode_bc7_fast, encode_bc7_thorough}) {
-        const double ramp = block_psnr(encode, decode_bc7_block, 0, 1), noisy = block_psnr(encode, decode_bc7_block, 24, 2);
+        const double ramp = block_psnr(encode, decode_bc7_block, 0, 1),
+                     noisy = block_psnr(encode, decode_bc7_block, 24, 2);
         std::printf("BC7 %s psnr8: ramps %.2f dB, ramps with noise %.2f dB\n",
                     encode == encode_bc7_fast ? "fast" : "thorough", ramp, noisy);
         EXPECT_GE(ramp, 52.0);
