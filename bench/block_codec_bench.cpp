@@ -3,7 +3,8 @@
 // modes) for BC7. For every baseline row of those encoders it loads the map, encodes it with our encoder of the
 // same format, decodes it, and reports psnr8 over the format's channels as the baselines measure them (a normal
 // map's X and Y for BC5, else the file's channels up to the format's) and encode speed (Mtexel/s, wall clock).
-// Usage: nmc_block_codec_bench BASELINES_CSV MATERIALS_DIR [threads (0: all cores)] [JSON_OUT]
+// Usage: nmc_block_codec_bench BASELINES_CSV MATERIALS_DIR [threads (0: all cores)] [JSON_OUT] [bc7 effort:
+// fast (default) | thorough] [ONLY: the rows of one material or one format, e.g. bc7]
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -46,11 +47,22 @@ std::vector<std::string> split(std::string line) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s BASELINES_CSV MATERIALS_DIR [threads] [JSON_OUT]\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s BASELINES_CSV MATERIALS_DIR [threads] [JSON_OUT|-] [fast|thorough] [MATERIAL|FORMAT]\n",
+                     argv[0]);
         return 2;
     }
     const std::string csv_path = argv[1], materials = argv[2];
     const int threads = argc > 3 ? std::atoi(argv[3]) : 0;
+    const std::string json_out = argc > 4 && std::string(argv[4]) != "-" ? argv[4] : "";
+    const std::string effort_name = argc > 5 ? argv[5] : "fast";
+    if (effort_name != "fast" && effort_name != "thorough") {
+        std::fprintf(stderr, "bc7 effort '%s': fast or thorough\n", effort_name.c_str());
+        return 2;
+    }
+    const nmc::texture::Bc7Effort effort =
+        effort_name == "fast" ? nmc::texture::Bc7Effort::fast : nmc::texture::Bc7Effort::thorough;
+    const std::string only = argc > 6 ? argv[6] : "";
     std::ifstream csv(csv_path);
     if (!csv) {
         std::fprintf(stderr, "cannot read %s\n", csv_path.c_str());
@@ -82,6 +94,7 @@ int main(int argc, char** argv) {
         if (codec == kBaselineCodecs.end()) continue;
         const std::string baseline_text = f[column["psnr8_format_channels"]];
         const nmc::texture::BlockFormat format = codec->second;
+        if (!only.empty() && only != f[column["material"]] && only != nmc::texture::to_string(format)) continue;
         const std::string path = materials + "/" + f[column["material"]] + "/" + f[column["file"]];
         auto image = nmc::read_image(path);
         nmc::bench::exit_on_error(image.status(), ("reading " + path).c_str());
@@ -91,7 +104,7 @@ int main(int argc, char** argv) {
                                  ? 2
                                  : std::min(image->channels, nmc::texture::channels_held(format));
         const Clock::time_point start = Clock::now();
-        const std::vector<uint8_t> blocks = nmc::texture::encode_blocks(format, source, threads);
+        const std::vector<uint8_t> blocks = nmc::texture::encode_blocks(format, source, threads, effort);
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         auto decoded = nmc::texture::decode_blocks(format, source.width, source.height, blocks);
         nmc::bench::exit_on_error(decoded.status(), "decoding");
@@ -120,12 +133,16 @@ int main(int argc, char** argv) {
         summary[name] = {{"lossy_maps", s.count}, {"mean_delta_db", s.count ? s.delta / s.count : 0.0},
                          {"mtexel_per_s", s.texels / s.seconds * 1e-6}};
     }
-    if (argc > 4) {
+    if (!json_out.empty()) {
         std::string command;
         for (int i = 0; i < argc; ++i) command += std::string(i ? " " : "") + argv[i];
-        const nlohmann::json out = {{"command", command}, {"threads", threads}, {"summary", summary}, {"rows", rows}};
+        const nlohmann::json out = {{"command", command},
+                                    {"threads", threads},
+                                    {"bc7_effort", effort_name},
+                                    {"summary", summary},
+                                    {"rows", rows}};
         const std::string text = out.dump(1) + "\n";
-        nmc::bench::exit_on_error(nmc::write_file_atomically(argv[4], text.data(), text.size()), "writing the JSON");
+        nmc::bench::exit_on_error(nmc::write_file_atomically(json_out, text.data(), text.size()), "writing the JSON");
     }
     return 0;
 }

@@ -19,10 +19,16 @@ void decode_bc4_block(const uint8_t block[8], uint8_t values[kBlockTexels]);
 void encode_bc1_block(const uint8_t rgba[kBlockTexels * 4], uint8_t block[8]);
 void decode_bc1_block(const uint8_t block[8], uint8_t rgba[kBlockTexels * 4]);
 
-// BC7 (16 bytes): RGBA. The encoder writes mode 6 (one subset, RGBA endpoints of 7 bits and a p-bit each, 4-bit
-// indices); the decoder reads mode 6 and fails (returns false, texels zeroed) on the modes the encoder never
-// writes, so a test cannot mistake one for another.
-void encode_bc7_block(const uint8_t rgba[kBlockTexels * 4], uint8_t block[16]);
+// BC7 (16 bytes): RGBA in any of the format's eight modes. The encoder tries every mode (the partitioned ones on
+// their best-ranked partitions, modes 4 and 5 under every rotation and index selection), keeps the candidates
+// of least squared RGBA error and polishes them; `thorough` ranks and polishes more, at about a third of the
+// speed. Without `alpha_held` (an image without alpha, given as 255) mode 6 spends nothing on alpha, which then
+// decodes as 254 or 255 there. The decoder reads every mode; it fails (returns false, texels zeroed) only on the
+// reserved mode, first byte 0.
+enum class Bc7Effort { fast, thorough };
+void encode_bc7_block(const uint8_t rgba[kBlockTexels * 4], uint8_t block[16], Bc7Effort effort, bool alpha_held);
+// The fast encoding in mode `mode` (0..7) alone, so the tests round-trip every mode.
+void encode_bc7_block_in_mode(const uint8_t rgba[kBlockTexels * 4], uint8_t block[16], int mode);
 bool decode_bc7_block(const uint8_t block[16], uint8_t rgba[kBlockTexels * 4]);
 
 }  // namespace nmc::texture

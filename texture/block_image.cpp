@@ -49,6 +49,7 @@ Rgba8Image to_rgba8(const Image& image) {
     out.height = image.height;
     out.texels.resize(image.texel_count() * 4);
     const int n = image.channels;
+    out.alpha_held = n == 4;
     for (size_t i = 0; i < image.texel_count(); ++i) {
         const float* v = &image.pixels[i * size_t(n)];
         uint8_t* o = &out.texels[i * 4];
@@ -72,7 +73,8 @@ void gather_tile(const Rgba8Image& image, int bx, int by, uint8_t tile[kBlockTex
         }
 }
 
-void encode_tile(BlockFormat f, const uint8_t tile[kBlockTexels * 4], uint8_t* block) {
+void encode_tile(BlockFormat f, Bc7Effort bc7_effort, bool alpha_held, const uint8_t tile[kBlockTexels * 4],
+                 uint8_t* block) {
     uint8_t channel[kBlockTexels];
     switch (f) {
         case BlockFormat::bc1: encode_bc1_block(tile, block); break;
@@ -86,13 +88,15 @@ void encode_tile(BlockFormat f, const uint8_t tile[kBlockTexels * 4], uint8_t* b
                 encode_bc4_block(channel, block + 8 * c);
             }
             break;
-        case BlockFormat::bc7: encode_bc7_block(tile, block); break;
+        case BlockFormat::bc7:
+            encode_bc7_block(tile, block, bc7_effort, alpha_held);
+            break;
     }
 }
 
 }  // namespace
 
-std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads) {
+std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads, Bc7Effort bc7_effort) {
     const int blocks_x = (image.width + 3) / 4, blocks_y = (image.height + 3) / 4;
     std::vector<uint8_t> out(level_bytes(f, image.width, image.height));
     const size_t stride = size_t(block_bytes(f));
@@ -104,7 +108,8 @@ std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int t
         for (int by = first; by < blocks_y; by += threads)
             for (int bx = 0; bx < blocks_x; ++bx) {
                 gather_tile(image, bx, by, tile);
-                encode_tile(f, tile, &out[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride]);
+                encode_tile(f, bc7_effort, image.alpha_held, tile,
+                            &out[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride]);
             }
     };
     std::vector<std::thread> workers;
@@ -147,9 +152,9 @@ Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std
                     break;
                 case BlockFormat::bc7:
                     if (!decode_bc7_block(block, tile))
-                        return Status(StatusCode::not_recognized,
-                                      "bc7 block " + std::to_string(bx) + "," + std::to_string(by) +
-                                          ": a mode other than 6, which this decoder does not read");
+                        return Status(StatusCode::not_recognized, "bc7 block " + std::to_string(bx) + "," +
+                                                                      std::to_string(by) +
+                                                                      ": reserved mode (first byte 0)");
                     break;
             }
             for (int y = 0; y < 4; ++y)

@@ -10,6 +10,7 @@
 
 #include "core/image.h"
 #include "core/status.h"
+#include "texture/block_codecs.h"
 
 namespace nmc::texture {
 
@@ -33,21 +34,24 @@ struct Rgba8Image {
     int width = 0;
     int height = 0;
     std::vector<uint8_t> texels;  // (y * width + x) * 4 + c
+    bool alpha_held = true;       // false: the source has no alpha, A is 255 filled in (BC7 may decode it as 254)
 };
 
 // Quantises a decoded texture to 8 bits (spec 8.10: floor(clamp(v, 0, 1) * 255 + 0.5)) and spreads its channels
 // over RGBA: 1 channel as grey (v, v, v, 1), 2 as (x, y, 0, 1), 3 as (r, g, b, 1), 4 as they are. So BC4 takes
-// the first channel, BC5 the first two (a normal map's X and Y), BC1 RGB and BC7 everything.
+// the first channel, BC5 the first two (a normal map's X and Y), BC1 RGB and BC7 everything; alpha_held is
+// whether there are 4 channels.
 Rgba8Image to_rgba8(const Image& image);
 
 // Encodes one level into its blocks (level_bytes() bytes, blocks in row-major order). Texels of edge tiles
 // beyond the image repeat the nearest edge texel, so they cost the encoder nothing. `threads` workers, 0 for every
-// core. Deterministic: the result does not depend on `threads`.
-std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads = 0);
+// core; `bc7_effort` as encode_bc7_block(). Deterministic: the result does not depend on `threads`.
+std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads = 0,
+                                   Bc7Effort bc7_effort = Bc7Effort::fast);
 
 // Decodes one level of `f` with the codecs' reference decoders, channels the format does not hold as (0, 0, 255)
 // in G, B, A (BC4) and B, A (BC5). invalid_argument when `blocks` has not level_bytes(); not_recognized on a BC7
-// block of a mode the decoder does not read.
+// block of the reserved mode.
 Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std::vector<uint8_t>& blocks);
 
 // Mean squared error over the first `channels` channels of two images of one size, in 8-bit codes scaled to
