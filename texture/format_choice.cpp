@@ -1,4 +1,4 @@
-// The --bc choice per texture and the encoding of a mip chain.
+// The --codec choice per texture and the encoding of a mip chain.
 #include "texture/format_choice.h"
 
 #include <algorithm>
@@ -20,8 +20,13 @@ Result<BlockChoice> choose_block_format(const TextureLayout& layout, std::option
     if (is_float(layout.sample_type))
         return Status(StatusCode::backend_unavailable,
                       texture + " holds " + to_string(layout.sample_type) +
-                          " samples (values outside [0, 1] kept): that needs BC6H, which nmc does not encode yet; "
-                          "--format exr writes it");
+                          " samples (values outside [0, 1] kept): that needs BC6H or ASTC HDR, which nmc does not "
+                          "encode yet; --format exr writes it");
+    if (requested && is_astc(*requested) && !astc_in_build())
+        return Status(StatusCode::backend_unavailable,
+                      std::string("--codec ") + to_string(*requested) +
+                          ": ASTC is not in this build of nmc (built without libastcenc: install libastcenc-dev and "
+                          "reconfigure); the BCn codecs are");
     const int channels = int(layout.channels.size());
     const bool srgb_color = layout.color_space == ColorSpace::srgb && holds_color(layout);
     const bool normal_xy = layout.holds_normals() && layout.normal_mode == NormalMode::xy;
@@ -36,18 +41,20 @@ Result<BlockChoice> choose_block_format(const TextureLayout& layout, std::option
         const bool normal_in_bc5 = choice.format == BlockFormat::bc5 && layout.holds_normals();
         if (channels > channels_held(choice.format) && !normal_in_bc5)
             return Status(StatusCode::invalid_argument,
-                          "--bc " + format + " holds " + std::to_string(channels_held(choice.format)) + " channel(s): " +
+                          "--codec " + format + " holds " + std::to_string(channels_held(choice.format)) + " channel(s): " +
                               texture + " has " + std::to_string(channels) +
                               (channels == 4 ? "; bc7 holds all four" : "; bc7 holds them"));
         if (srgb_color && !has_srgb_variant(choice.format))
-            return Status(StatusCode::invalid_argument, "--bc " + format + " has no sRGB format: " + texture +
+            return Status(StatusCode::invalid_argument, "--codec " + format + " has no sRGB format: " + texture +
                                                             " holds sRGB colour; bc1 or bc7 keep it");
     }
     choice.srgb = srgb_color && has_srgb_variant(choice.format);
+    choice.normal_xy = is_astc(choice.format) && normal_xy;
     return choice;
 }
 
-Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std::vector<Image>& mips, int threads) {
+Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std::vector<Image>& mips, int threads,
+                                            AstcEffort astc_effort) {
     EncodedTexture out;
     BlockTexture& t = out.texture;
     t.format = choice.format;
@@ -55,21 +62,28 @@ Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std
     if (mips.empty()) return Status(StatusCode::invalid_argument, "no mip to encode");
     t.width = mips[0].width;
     t.height = mips[0].height;
+    std::vector<Rgba8Image> levels;
     for (size_t m = 0; m < mips.size(); ++m) {
         if (mips[m].width != mip_extent(t.width, int(m)) || mips[m].height != mip_extent(t.height, int(m)))
             return Status(StatusCode::invalid_argument,
                           "mip " + std::to_string(m) + ": expected " + std::to_string(mip_extent(t.width, int(m))) + "x" +
                               std::to_string(mip_extent(t.height, int(m))) + ", got " + std::to_string(mips[m].width) +
                               "x" + std::to_string(mips[m].height));
-        const Rgba8Image texels = to_rgba8(mips[m]);
-        t.levels.push_back(encode_blocks(t.format, texels, threads));
-        if (m == 0) {
-            out.compared_channels = std::min(mips[0].channels, channels_held(t.format));
-            auto decoded = decode_blocks(t.format, t.width, t.height, t.levels[0]);
-            if (!decoded.ok()) return decoded.status();
-            out.mip0_mse8 = mean_squared_error8(texels, *decoded, out.compared_channels);
-        }
+        levels.push_back(to_rgba8(mips[m]));
     }
+    if (is_astc(t.format)) {
+        auto blocks = encode_astc(choice, astc_effort, levels, threads);
+        if (!blocks.ok()) return blocks.status();
+        t.levels = std::move(blocks).value();
+    } else {
+        for (const Rgba8Image& level : levels) t.levels.push_back(encode_blocks(t.format, level, threads));
+    }
+    auto decoded = is_astc(t.format) ? decode_astc(choice, t.width, t.height, t.levels[0])
+                                     : decode_blocks(t.format, t.width, t.height, t.levels[0]);
+    if (!decoded.ok()) return decoded.status();
+    // A normal map's X and Y in BC5 or ASTC; else the texture's channels up to the format's.
+    out.compared_channels = std::min(mips[0].channels, choice.normal_xy ? 2 : channels_held(t.format));
+    out.mip0_mse8 = mean_squared_error8(levels[0], *decoded, out.compared_channels);
     return out;
 }
 
