@@ -89,7 +89,9 @@ Result<std::vector<std::vector<uint8_t>>> encode_astc(const BlockChoice& choice,
                                                       const std::vector<Rgba8Image>& levels, int threads) {
     for (const Rgba8Image& level : levels) NMC_RETURN_IF_ERROR(check_level(choice, level.width, level.height));
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    auto context = make_context(choice, preset(effort), 0, threads);
+    // As the astcenc tool compresses: the context never decodes foreign blocks, so astcenc may leave out the
+    // decimation tables of modes its search skips.
+    auto context = make_context(choice, preset(effort), ASTCENC_FLG_SELF_DECOMPRESS_ONLY, threads);
     if (!context.ok()) return context.status();
     // astcenc's normal-map convention: X in R, G and B, Y in alpha.
     const astcenc_swizzle swizzle = choice.normal_xy
