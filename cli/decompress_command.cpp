@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct DecompressOptions {
     std::string supercompression = "none";  // for --format ktx2
     bool supercompression_given = false;
     std::string astc_effort = "medium";
+    std::optional<double> block_psnr;  // --codec astc's target
     bool json = false;
     bool all_mips = false;
     bool force = false;
@@ -72,9 +74,9 @@ int rows_per_band(int width, size_t channels) {
     return static_cast<int>(std::max<size_t>(1, kBandSamples / (static_cast<size_t>(width) * channels)));
 }
 
-// --codec's values: auto and every block format.
+// --codec's values: auto, astc (the block size from --block-psnr) and every block format.
 std::vector<std::string> codec_names() {
-    std::vector<std::string> names = {"auto"};
+    std::vector<std::string> names = {"auto", "astc"};
     for (texture::BlockFormat f : texture::all_block_formats()) names.push_back(texture::to_string(f));
     return names;
 }
@@ -86,16 +88,24 @@ std::optional<double> pack_psnr8(const Pack& pack, const std::string& texture) {
     return std::nullopt;
 }
 
+// --codec astc's default target: block compression 6 dB above the pack's own psnr8 adds a quarter of the pack's
+// error, costing the end result 10 log10(1.25) = 0.97 dB.
+constexpr double kBlockPsnrAbovePackDb = 6.0;
+
 // --format dds|ktx2: one file per texture holding every mip of the pack, block-compressed as --codec chooses.
 int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globals, const Pack& pack,
                           const PackDecoderOptions& decoder_options, texture::ContainerFormat container) {
+    // --codec astc is checked as ASTC 4x4: every ASTC size holds the same textures.
+    const bool astc_by_target = o.codec == "astc";
     const std::optional<texture::BlockFormat> requested =
-        o.codec == "auto" ? std::nullopt : texture::block_format_from_string(o.codec);
+        o.codec == "auto" ? std::nullopt
+                          : astc_by_target ? texture::BlockFormat::astc_4x4 : texture::block_format_from_string(o.codec);
     const texture::Supercompression supercompression = *texture::supercompression_from_string(o.supercompression);
     const texture::AstcEffort astc_effort = *texture::astc_effort_from_string(o.astc_effort);
     // Every texture's format and output name first: a texture the format cannot hold, or an existing file, stops
     // the run before anything is decoded.
     std::vector<texture::BlockChoice> choices;
+    std::vector<double> block_psnr_targets;  // --codec astc
     std::map<std::string, std::string> texture_of_path;  // two source files of one stem (a.png, a.tga) collide
     for (const TextureLayout& layout : pack.textures) {
         auto choice = texture::choose_block_format(layout, requested);
@@ -109,6 +119,17 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
             return kExitUsage;
         }
         choices.push_back(*choice);
+        if (astc_by_target) {
+            const std::optional<double> own = pack_psnr8(pack, layout.name);
+            if (!o.block_psnr && !own) {
+                print_error(Status(StatusCode::invalid_argument,
+                                   o.pack_path + ": texture '" + layout.name +
+                                       "': the pack records no psnr8 to set --codec astc's target from; give "
+                                       "--block-psnr DB"));
+                return kExitUsage;
+            }
+            block_psnr_targets.push_back(o.block_psnr ? *o.block_psnr : *own + kBlockPsnrAbovePackDb);
+        }
         const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
         if (!texture_of_path.emplace(path, layout.name).second) {
             print_error(Status(StatusCode::invalid_argument, path + ": textures '" + texture_of_path[path] + "' and '" +
@@ -144,6 +165,22 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
             }
             mips.push_back(std::move(image.value()));
         }
+        std::optional<texture::AstcSizeChoice> sized;
+        if (astc_by_target) {
+            auto size = texture::choose_astc_block_size(choices[t], mips[0], mse_from_psnr(block_psnr_targets[t]),
+                                                        astc_effort, o.threads);
+            if (!size.ok()) {
+                print_error(size.status().with_context(layout.name));
+                return size.status().code() == StatusCode::out_of_memory ? exit_code_for(size.status()) : kExitInternal;
+            }
+            sized = *size;
+            choices[t].format = size->format;
+            if (!size->reached && globals.verbosity > 0)
+                std::fprintf(stderr,
+                             "nmc: warning: texture '%s': ASTC 4x4 reaches block compression psnr8 %.2f dB, under "
+                             "the target %.2f dB; written as 4x4\n",
+                             layout.name.c_str(), psnr_from_mse(size->mip0_mse8), block_psnr_targets[t]);
+        }
         auto encoded = texture::encode_block_texture(choices[t], mips, o.threads, astc_effort);
         const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
         if (!encoded.ok()) {
@@ -172,12 +209,17 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
                               {"block_psnr8_db", block_psnr8},
                               {"compared_channels", encoded->compared_channels},
                               {"pack_psnr8_db", own_psnr8 ? nlohmann::ordered_json(*own_psnr8) : nullptr}});
+            if (sized) {
+                report.back()["target_block_psnr8_db"] = block_psnr_targets[t];
+                report.back()["target_reached"] = sized->reached;
+            }
         } else if (globals.verbosity > 0) {
             std::printf("wrote %s (%dx%d, %d mips, %s%s; block compression psnr8 %.2f dB over %d channel(s)",
                         path.c_str(), encoded->texture.width, encoded->texture.height, pack.material.mip_count,
                         texture::to_string(choices[t].format), choices[t].srgb ? " sRGB" : "", block_psnr8,
                         encoded->compared_channels);
             if (own_psnr8) std::printf("; pack psnr8 %.2f dB", *own_psnr8);
+            if (sized) std::printf("; target %.2f dB", block_psnr_targets[t]);
             std::printf(")\n");
         }
     }
@@ -202,6 +244,10 @@ int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     if (o.supercompression_given && container != texture::ContainerFormat::ktx2) {
         print_error(Status(StatusCode::invalid_argument,
                            "--supercompression needs --format ktx2 (DDS has none), got --format " + o.format));
+        return kExitUsage;
+    }
+    if (o.block_psnr && o.codec != "astc") {
+        print_error(Status(StatusCode::invalid_argument, "--block-psnr sets --codec astc's target; got --codec " + o.codec));
         return kExitUsage;
     }
     if (o.json && !container) {
@@ -304,9 +350,14 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
         ->check(CLI::IsMember({"source", "png", "exr", "tga", "dds", "ktx2"}));
     cmd->add_option("--codec", options->codec,
                     "Block format of --format dds|ktx2: auto (BC4 one channel, BC5 normal maps stored as X,Y and two "
-                    "channels, BC7 the rest), bc1, bc4, bc5, bc7, or astc-4x4 .. astc-12x12 (KTX2 only)")
+                    "channels, BC7 the rest), bc1, bc4, bc5, bc7, astc-4x4 .. astc-12x12 (KTX2 only), or astc: the "
+                    "largest ASTC block reaching --block-psnr, per texture")
         ->check(CLI::IsMember(codec_names()))
         ->each([options](const std::string&) { options->codec_given = true; });
+    cmd->add_option("--block-psnr", options->block_psnr,
+                    "--codec astc's target: block compression psnr8 of mip 0 against the decoded texels, in dB "
+                    "(default: the texture's pack psnr8 + 6, which costs the result about 1 dB)")
+        ->check(CLI::Range(1.0, 99.0));
     cmd->add_option("--supercompression", options->supercompression,
                     "KTX2 level supercompression: none (the default) or zstd")
         ->check(CLI::IsMember({"none", "zstd"}))

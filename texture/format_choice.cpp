@@ -2,6 +2,7 @@
 #include "texture/format_choice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace nmc::texture {
@@ -53,6 +54,10 @@ Result<BlockChoice> choose_block_format(const TextureLayout& layout, std::option
     return choice;
 }
 
+int compared_channels(const BlockChoice& choice, int texture_channels) {
+    return std::min(texture_channels, choice.normal_xy ? 2 : channels_held(choice.format));
+}
+
 Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std::vector<Image>& mips, int threads,
                                             AstcEffort astc_effort) {
     EncodedTexture out;
@@ -81,9 +86,46 @@ Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std
     auto decoded = is_astc(t.format) ? decode_astc(choice, t.width, t.height, t.levels[0])
                                      : decode_blocks(t.format, t.width, t.height, t.levels[0]);
     if (!decoded.ok()) return decoded.status();
-    // A normal map's X and Y in BC5 or ASTC; else the texture's channels up to the format's.
-    out.compared_channels = std::min(mips[0].channels, choice.normal_xy ? 2 : channels_held(t.format));
+    out.compared_channels = compared_channels(choice, mips[0].channels);
     out.mip0_mse8 = mean_squared_error8(levels[0], *decoded, out.compared_channels);
+    return out;
+}
+
+Result<AstcSizeChoice> choose_astc_block_size(const BlockChoice& choice, const Image& mip0, double max_mse8,
+                                              AstcEffort effort, int threads) {
+    std::vector<BlockFormat> sizes;  // most bits per texel first
+    for (BlockFormat f : all_block_formats())
+        if (is_astc(f)) sizes.push_back(f);
+    std::stable_sort(sizes.begin(), sizes.end(),
+                     [](BlockFormat a, BlockFormat b) { return bits_per_texel(a) > bits_per_texel(b); });
+    const Rgba8Image texels = to_rgba8(mip0);
+    const int channels = compared_channels(choice, mip0.channels);
+    // The error of mip 0 at sizes[i], each measured once.
+    std::vector<double> mse(sizes.size(), std::nan(""));
+    const auto measure = [&](size_t i) -> Status {
+        if (!std::isnan(mse[i])) return Status::success();
+        BlockChoice c = choice;
+        c.format = sizes[i];
+        auto blocks = encode_astc(c, effort, {texels}, threads);
+        if (!blocks.ok()) return blocks.status();
+        auto decoded = decode_astc(c, texels.width, texels.height, (*blocks)[0]);
+        if (!decoded.ok()) return decoded.status();
+        mse[i] = mean_squared_error8(texels, *decoded, channels);
+        return Status::success();
+    };
+    // Bisection for the last size that reaches the target: sizes[good] reaches it (or good = -1), sizes[bad] not.
+    long good = -1, bad = long(sizes.size());
+    while (bad - good > 1) {
+        const long mid = (good + bad) / 2;
+        NMC_RETURN_IF_ERROR(measure(size_t(mid)));
+        (mse[size_t(mid)] <= max_mse8 ? good : bad) = mid;
+    }
+    AstcSizeChoice out;
+    out.reached = good >= 0;
+    const size_t chosen = out.reached ? size_t(good) : 0;
+    NMC_RETURN_IF_ERROR(measure(chosen));
+    out.format = sizes[chosen];
+    out.mip0_mse8 = mse[chosen];
     return out;
 }
 

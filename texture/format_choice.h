@@ -26,6 +26,10 @@ namespace nmc::texture {
 // BC4/BC5. Messages name the texture and say what would do.
 Result<BlockChoice> choose_block_format(const TextureLayout& layout, std::optional<BlockFormat> requested);
 
+// The channels block compression is measured on: a normal map's X and Y where the format keeps only those (BC5,
+// ASTC's normal-map mode), else the texture's channels up to the format's.
+int compared_channels(const BlockChoice& choice, int texture_channels);
+
 struct EncodedTexture {
     BlockTexture texture;
     // psnr8 inputs of mip 0 after block compression against the decoded texels it was made from, over the
@@ -39,5 +43,18 @@ struct EncodedTexture {
 // as encode_astc().
 Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std::vector<Image>& mips, int threads,
                                             AstcEffort astc_effort);
+
+// --codec astc: the ASTC block size of a texture from a quality target. The largest block (fewest bits per
+// texel, ASTC's 14 sizes in that order) whose block compression error on mip 0 (EncodedTexture::mip0_mse8) is at
+// most `max_mse8`, found by bisection over that order (quality falls as blocks grow; each step encodes mip 0 once,
+// four encodes in all). When even 4x4 misses the target, 4x4 (reached false). `choice` holds the texture's sRGB
+// and normal_xy settings; its format is replaced. Errors as encode_astc().
+struct AstcSizeChoice {
+    BlockFormat format = BlockFormat::astc_4x4;
+    double mip0_mse8 = 0;  // at that size
+    bool reached = false;
+};
+Result<AstcSizeChoice> choose_astc_block_size(const BlockChoice& choice, const Image& mip0, double max_mse8,
+                                              AstcEffort effort, int threads);
 
 }  // namespace nmc::texture

@@ -515,6 +515,29 @@ TEST_F(DecompressValidateCli, Ktx2HoldsAstcSupercompressedWithAReport) {
                         {159});
 }
 
+// --codec astc: a flat texture reaches any target at the largest block, 12x12; the target is reported. Refused:
+// --block-psnr without --codec astc.
+TEST_F(DecompressValidateCli, AstcBlockSizeFromATarget) {
+    if (!texture::astc_in_build()) GTEST_SKIP() << "built without libastcenc";
+    if (has_exr_) {
+        pack_.textures.back().sample_type = SampleType::uint16;
+        ASSERT_TRUE(write_pack_file(pack_path_, pack_).ok());
+    }
+    const std::string out = dir_.file("astc");
+    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec bc7 --block-psnr 40");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "--block-psnr sets --codec astc's target")) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec astc --block-psnr 45 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    for (const nlohmann::json& f : report["files"]) {
+        EXPECT_EQ(f["codec"], "astc-12x12") << f.dump();
+        EXPECT_EQ(f["target_block_psnr8_db"], 45.0);
+        EXPECT_EQ(f["target_reached"], true);
+        EXPECT_GE(f["block_psnr8_db"].get<double>(), 45.0);
+    }
+}
+
 TEST_F(DecompressValidateCli, BlockFilesOfTwoTexturesOfOneStemAreRefused) {
     pack_.textures[1].file_name = "mat_Color.tif";  // the uint16 height map, beside mat_Color.png
     pack_.textures[1].file_format = "tiff";

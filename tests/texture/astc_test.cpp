@@ -1,6 +1,7 @@
 // ASTC through libastcenc: the blocks are the astcenc tool's own, byte for byte, at 4x4, 6x6 and 8x8 (linear,
 // sRGB, normal map), so nmc's ASTC has the tool's quality (docs/benchmarks.md's ASTC figures); the thread count changes nothing; the decoder returns
-// what was encoded within ASTC's precision; what is not ASTC or not a level's size is refused.
+// what was encoded within ASTC's precision; --codec astc's block size meets its target with the fewest bits the
+// bisection finds; what is not ASTC or not a level's size is refused.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include "core/file_io.h"
 #include "material/image_io.h"
 #include "texture/astc.h"
+#include "texture/format_choice.h"
 #include "validate/quality_measurement.h"
 
 namespace nmc::texture {
@@ -122,6 +124,33 @@ TEST(Astc, RefusesWhatIsNotAnAstcLevel) {
     if (!astc_in_build()) {
         EXPECT_EQ(encode_astc(astc, AstcEffort::fast, {image}, 1).status().code(), StatusCode::backend_unavailable);
     }
+}
+
+TEST(Astc, BlockSizeFromAQualityTarget) {
+    if (!astc_in_build()) GTEST_SKIP() << "built without libastcenc";
+    const Image image = test_image("metal_plate_02_diff_1k.jpg");
+    BlockChoice choice;
+    choice.format = BlockFormat::astc_4x4;
+    // The target: 6x6's own error. The choice meets it with no more bits than 6x6 (quality falls with block size
+    // on this crop, so bisection lands on 6x6 or a size that happens to do as well with fewer bits).
+    BlockChoice six = choice;
+    six.format = BlockFormat::astc_6x6;
+    const Rgba8Image texels = to_rgba8(image);
+    auto blocks = encode_astc(six, AstcEffort::fast, {texels}, 2);
+    ASSERT_TRUE(blocks.ok());
+    const double six_mse = mean_squared_error8(texels, *decode_astc(six, image.width, image.height, (*blocks)[0]), 3);
+    auto sized = choose_astc_block_size(choice, image, six_mse, AstcEffort::fast, 2);
+    ASSERT_TRUE(sized.ok()) << sized.status().to_string();
+    EXPECT_TRUE(sized->reached);
+    EXPECT_LE(sized->mip0_mse8, six_mse);
+    EXPECT_LE(bits_per_texel(sized->format), bits_per_texel(BlockFormat::astc_6x6)) << to_string(sized->format);
+    // Any error allowed: the largest block. None allowed on a detailed crop: 4x4, the target missed.
+    EXPECT_EQ(choose_astc_block_size(choice, image, 1.0, AstcEffort::fast, 2)->format, BlockFormat::astc_12x12);
+    auto impossible = choose_astc_block_size(choice, image, 0.0, AstcEffort::fast, 2);
+    ASSERT_TRUE(impossible.ok());
+    EXPECT_FALSE(impossible->reached);
+    EXPECT_EQ(impossible->format, BlockFormat::astc_4x4);
+    EXPECT_GT(impossible->mip0_mse8, 0.0);
 }
 
 }  // namespace
