@@ -100,6 +100,11 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
     const std::optional<texture::BlockFormat> requested =
         o.codec == "auto" ? std::nullopt
                           : astc_by_target ? texture::BlockFormat::astc_4x4 : texture::block_format_from_string(o.codec);
+    if (astc_by_target && !texture::astc_in_build()) {
+        const Status unavailable = texture::astc_availability().with_context("--codec astc");
+        print_error(unavailable);
+        return exit_code_for(unavailable);
+    }
     const texture::Supercompression supercompression = *texture::supercompression_from_string(o.supercompression);
     const texture::AstcEffort astc_effort = *texture::astc_effort_from_string(o.astc_effort);
     // Every texture's format and output name first: a texture the format cannot hold, or an existing file, stops
@@ -155,7 +160,8 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
     for (size_t t = 0; t < pack.textures.size(); ++t) {
         const TextureLayout& layout = pack.textures[t];
         const CurrentStep texture_step(o.pack_path, "decoding texture '" + layout.name + "' and encoding it as " +
-                                                        texture::to_string(choices[t].format));
+                                                        (astc_by_target ? std::string("ASTC (block size by target)")
+                                                                        : texture::to_string(choices[t].format)));
         std::vector<Image> mips;
         for (int m = 0; m < pack.material.mip_count; ++m) {
             auto image = (*decoder)->decode_texture(static_cast<int>(t), m);

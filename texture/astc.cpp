@@ -85,6 +85,8 @@ const std::vector<std::string>& astc_effort_names() { return kEffortNames; }
 
 bool astc_in_build() { return true; }
 
+Status astc_availability() { return Status::success(); }
+
 Result<std::vector<std::vector<uint8_t>>> encode_astc(const BlockChoice& choice, AstcEffort effort,
                                                       const std::vector<Rgba8Image>& levels, int threads) {
     for (const Rgba8Image& level : levels) NMC_RETURN_IF_ERROR(check_level(choice, level.width, level.height));
@@ -146,25 +148,23 @@ Result<Rgba8Image> decode_astc(const BlockChoice& choice, int width, int height,
 
 #else
 
-namespace {
-Status not_in_build() {
+bool astc_in_build() { return false; }
+
+Status astc_availability() {
     return Status(StatusCode::backend_unavailable,
                   "ASTC is not in this build of nmc (built without libastcenc: install libastcenc-dev and "
-                  "reconfigure, or use a BCn --codec)");
+                  "reconfigure); the BCn codecs work without it");
 }
-}  // namespace
-
-bool astc_in_build() { return false; }
 
 Result<std::vector<std::vector<uint8_t>>> encode_astc(const BlockChoice& choice, AstcEffort,
                                                       const std::vector<Rgba8Image>& levels, int) {
     for (const Rgba8Image& level : levels) NMC_RETURN_IF_ERROR(check_level(choice, level.width, level.height));
-    return not_in_build();
+    return astc_availability();
 }
 
 Result<Rgba8Image> decode_astc(const BlockChoice& choice, int width, int height, const std::vector<uint8_t>&) {
     NMC_RETURN_IF_ERROR(check_level(choice, width, height));
-    return not_in_build();
+    return astc_availability();
 }
 
 #endif

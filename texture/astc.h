@@ -13,8 +13,9 @@
 namespace nmc::texture {
 
 // False when nmc was built without libastcenc (CMake NMC_WITH_ASTCENC): every function below then returns
-// backend_unavailable.
+// astc_availability()'s backend_unavailable, which says how to get ASTC.
 bool astc_in_build();
+Status astc_availability();
 
 // astcenc's search presets (ASTCENC_PRE_*), the astcenc tool's -fastest .. -exhaustive: more effort, better blocks,
 // slower (docs/cli.md gives the measured trade).

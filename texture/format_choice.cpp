@@ -24,10 +24,7 @@ Result<BlockChoice> choose_block_format(const TextureLayout& layout, std::option
                           " samples (values outside [0, 1] kept): that needs BC6H or ASTC HDR, which nmc does not "
                           "encode yet; --format exr writes it");
     if (requested && is_astc(*requested) && !astc_in_build())
-        return Status(StatusCode::backend_unavailable,
-                      std::string("--codec ") + to_string(*requested) +
-                          ": ASTC is not in this build of nmc (built without libastcenc: install libastcenc-dev and "
-                          "reconfigure); the BCn codecs are");
+        return astc_availability().with_context(std::string("--codec ") + to_string(*requested));
     const int channels = int(layout.channels.size());
     const bool srgb_color = layout.color_space == ColorSpace::srgb && holds_color(layout);
     const bool normal_xy = layout.holds_normals() && layout.normal_mode == NormalMode::xy;

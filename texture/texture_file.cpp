@@ -299,10 +299,14 @@ Result<std::vector<std::vector<uint8_t>>> stored_levels(const BlockTexture& t, S
     return frames;
 }
 
-// One zstd frame holding exactly `expected` bytes (the level's size from the checked header, at most 4 GiB for a
-// 65536^2 level: the frame's own content size is checked against it before anything is allocated).
+// One zstd frame holding exactly `expected` bytes, the level's size from the checked header. Before anything is
+// allocated the frame must be able to hold that much: each zstd block takes at least 4 bytes (a 3-byte header and
+// one RLE byte) and yields at most 128 KiB, so a small hostile frame cannot claim a 4 GiB level.
 Status unzstd_level(const uint8_t* frame, size_t length, size_t expected, int level, std::vector<uint8_t>& out) {
     const std::string where = "level " + std::to_string(level) + ": ";
+    if (uint64_t(expected) > (uint64_t(length) / 4 + 1) * uint64_t(ZSTD_BLOCKSIZE_MAX))
+        return corrupt("KTX2", where + std::to_string(length) + " bytes of zstd cannot hold the level's " +
+                                   std::to_string(expected) + " bytes");
     const size_t frame_size = ZSTD_findFrameCompressedSize(frame, length);
     NMC_RETURN_IF_ERROR(zstd_check(frame_size, "ZSTD_findFrameCompressedSize", level));
     if (frame_size != length) return corrupt("KTX2", where + expected_got("bytes of one zstd frame", length, frame_size));
