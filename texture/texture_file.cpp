@@ -154,7 +154,7 @@ Result<BlockTexture> decode_dds(const std::vector<uint8_t>& bytes) {
     if (width < 1 || height < 1 || width > kMaxExtent || height > kMaxExtent)
         return corrupt("DDS", "size " + std::to_string(width) + "x" + std::to_string(height) + " outside 1..65536");
     t.width = int(width), t.height = int(height);
-    if (levels < 1 || int(levels) > full_chain_levels(t.width, t.height))
+    if (levels < 1 || levels > uint32_t(full_chain_levels(t.width, t.height)))  // as uint32: int(levels) may be < 0
         return corrupt("DDS", expected_got("mip count at most", uint64_t(full_chain_levels(t.width, t.height)), levels));
     size_t data = 0;
     for (int m = 0; m < int(levels); ++m) data += level_bytes(t.format, mip_extent(t.width, m), mip_extent(t.height, m));
@@ -349,7 +349,7 @@ Result<BlockTexture> decode_ktx2(const std::vector<uint8_t>& bytes) {
     if (width < 1 || height < 1 || width > kMaxExtent || height > kMaxExtent)
         return corrupt("KTX2", "size " + std::to_string(width) + "x" + std::to_string(height) + " outside 1..65536");
     t.width = int(width), t.height = int(height);
-    if (levels < 1 || int(levels) > full_chain_levels(t.width, t.height))
+    if (levels < 1 || levels > uint32_t(full_chain_levels(t.width, t.height)))  // as uint32: int(levels) may be < 0
         return corrupt("KTX2", expected_got("levelCount at most", uint64_t(full_chain_levels(t.width, t.height)), levels));
     const size_t index_end = kKtx2HeaderBytes + kKtx2LevelIndexEntryBytes * levels;
     if (bytes.size() < index_end) return corrupt("KTX2", "truncated level index");

@@ -201,6 +201,19 @@ TEST(TextureFile, RefusesTruncatedExtendedAndDamagedFiles) {
     }
 }
 
+// texture_file_fuzzer found it: a level count of 2^31 or more turned negative as an int, passed the check against
+// the full chain, and the DDS reader went on with no level. Such counts are corrupt in both containers.
+TEST(TextureFile, RefusesLevelCountsAboveTwoToThe31) {
+    for (ContainerFormat c : {ContainerFormat::dds, ContainerFormat::ktx2}) {
+        std::vector<uint8_t> bytes = *encode_texture_file(c, make_texture(BlockFormat::bc7, false));
+        const size_t level_count = c == ContainerFormat::dds ? 28 : 40;  // mipMapCount, levelCount
+        store_u32_le(bytes.data() + level_count, 0x94000000u);
+        const auto r = decode_texture_file(c, bytes);
+        EXPECT_EQ(r.status().code(), StatusCode::corrupt) << to_string(c);
+        EXPECT_NE(r.status().message().find("at most"), std::string::npos) << r.status().message();
+    }
+}
+
 TEST(TextureFile, WritesAtomicallyAndRefusesToReplace) {
     std::string dir = ::testing::TempDir() + "/nmc_texture_file_XXXXXX";
     ASSERT_NE(::mkdtemp(dir.data()), nullptr);
