@@ -2,6 +2,7 @@
 // spaces (packed maps packed again), optionally every mip level; or to block-compressed DDS / KTX2 files with
 // every mip, for engines.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +33,13 @@ struct DecompressOptions {
     std::string format = "source";
     std::string suffix;
     std::string device = "cpu";
-    std::string block_format = "auto";  // --bc, for --format dds|ktx2
-    bool block_format_given = false;
+    std::string codec = "auto";  // for --format dds|ktx2
+    bool codec_given = false;
+    std::string supercompression = "none";  // for --format ktx2
+    bool supercompression_given = false;
+    std::string astc_effort = "medium";
+    std::optional<double> block_psnr;  // --codec astc's target
+    bool json = false;
     bool all_mips = false;
     bool force = false;
     int threads = 0;
@@ -41,6 +48,12 @@ struct DecompressOptions {
 bool exists(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
+}
+
+// The size of a file just written.
+uint64_t file_bytes(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
 }
 
 // The values a file could not hold, said once per file: which texture, which file, how many samples, their range.
@@ -61,14 +74,43 @@ int rows_per_band(int width, size_t channels) {
     return static_cast<int>(std::max<size_t>(1, kBandSamples / (static_cast<size_t>(width) * channels)));
 }
 
-// --format dds|ktx2: one file per texture holding every mip of the pack, block-compressed as --bc chooses.
+// --codec's values: auto, astc (the block size from --block-psnr) and every block format.
+std::vector<std::string> codec_names() {
+    std::vector<std::string> names = {"auto", "astc"};
+    for (texture::BlockFormat f : texture::all_block_formats()) names.push_back(texture::to_string(f));
+    return names;
+}
+
+// The pack's own psnr8 of a texture (mip 0 against its source), when the pack records it.
+std::optional<double> pack_psnr8(const Pack& pack, const std::string& texture) {
+    for (const TextureQuality& q : pack.quality.textures)
+        if (q.texture == texture && q.psnr8_mip0_db > 0) return q.psnr8_mip0_db;
+    return std::nullopt;
+}
+
+// --codec astc's default target: block compression 6 dB above the pack's own psnr8 adds a quarter of the pack's
+// error, costing the end result 10 log10(1.25) = 0.97 dB.
+constexpr double kBlockPsnrAbovePackDb = 6.0;
+
+// --format dds|ktx2: one file per texture holding every mip of the pack, block-compressed as --codec chooses.
 int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globals, const Pack& pack,
                           const PackDecoderOptions& decoder_options, texture::ContainerFormat container) {
+    // --codec astc is checked as ASTC 4x4: every ASTC size holds the same textures.
+    const bool astc_by_target = o.codec == "astc";
     const std::optional<texture::BlockFormat> requested =
-        o.block_format == "auto" ? std::nullopt : texture::block_format_from_string(o.block_format);
+        o.codec == "auto" ? std::nullopt
+                          : astc_by_target ? texture::BlockFormat::astc_4x4 : texture::block_format_from_string(o.codec);
+    if (astc_by_target && !texture::astc_in_build()) {
+        const Status unavailable = texture::astc_availability().with_context("--codec astc");
+        print_error(unavailable);
+        return exit_code_for(unavailable);
+    }
+    const texture::Supercompression supercompression = *texture::supercompression_from_string(o.supercompression);
+    const texture::AstcEffort astc_effort = *texture::astc_effort_from_string(o.astc_effort);
     // Every texture's format and output name first: a texture the format cannot hold, or an existing file, stops
     // the run before anything is decoded.
     std::vector<texture::BlockChoice> choices;
+    std::vector<double> block_psnr_targets;  // --codec astc
     std::map<std::string, std::string> texture_of_path;  // two source files of one stem (a.png, a.tga) collide
     for (const TextureLayout& layout : pack.textures) {
         auto choice = texture::choose_block_format(layout, requested);
@@ -76,7 +118,23 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
             print_error(choice.status().with_context(o.pack_path));
             return exit_code_for(choice.status());
         }
+        Status container_holds = texture::check_container(container, choice->format, supercompression);
+        if (!container_holds.ok()) {
+            print_error(container_holds);
+            return kExitUsage;
+        }
         choices.push_back(*choice);
+        if (astc_by_target) {
+            const std::optional<double> own = pack_psnr8(pack, layout.name);
+            if (!o.block_psnr && !own) {
+                print_error(Status(StatusCode::invalid_argument,
+                                   o.pack_path + ": texture '" + layout.name +
+                                       "': the pack records no psnr8 to set --codec astc's target from; give "
+                                       "--block-psnr DB"));
+                return kExitUsage;
+            }
+            block_psnr_targets.push_back(o.block_psnr ? *o.block_psnr : *own + kBlockPsnrAbovePackDb);
+        }
         const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
         if (!texture_of_path.emplace(path, layout.name).second) {
             print_error(Status(StatusCode::invalid_argument, path + ": textures '" + texture_of_path[path] + "' and '" +
@@ -98,8 +156,12 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
         print_error(dir);
         return kExitIo;
     }
+    nlohmann::ordered_json report = nlohmann::ordered_json::array();
     for (size_t t = 0; t < pack.textures.size(); ++t) {
         const TextureLayout& layout = pack.textures[t];
+        const CurrentStep texture_step(o.pack_path, "decoding texture '" + layout.name + "' and encoding it as " +
+                                                        (astc_by_target ? std::string("ASTC (block size by target)")
+                                                                        : texture::to_string(choices[t].format)));
         std::vector<Image> mips;
         for (int m = 0; m < pack.material.mip_count; ++m) {
             auto image = (*decoder)->decode_texture(static_cast<int>(t), m);
@@ -109,28 +171,71 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
             }
             mips.push_back(std::move(image.value()));
         }
-        auto encoded = texture::encode_block_texture(choices[t], mips, o.threads);
+        std::optional<texture::AstcSizeChoice> sized;
+        if (astc_by_target) {
+            auto size = texture::choose_astc_block_size(choices[t], mips[0], mse_from_psnr(block_psnr_targets[t]),
+                                                        astc_effort, o.threads);
+            if (!size.ok()) {
+                print_error(size.status().with_context(layout.name));
+                return size.status().code() == StatusCode::out_of_memory ? exit_code_for(size.status()) : kExitInternal;
+            }
+            sized = *size;
+            choices[t].format = size->format;
+            if (!size->reached && globals.verbosity > 0)
+                std::fprintf(stderr,
+                             "nmc: warning: texture '%s': ASTC 4x4 reaches block compression psnr8 %.2f dB, under "
+                             "the target %.2f dB; written as 4x4\n",
+                             layout.name.c_str(), psnr_from_mse(size->mip0_mse8), block_psnr_targets[t]);
+        }
+        auto encoded = texture::encode_block_texture(choices[t], mips, o.threads, astc_effort);
         const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
         if (!encoded.ok()) {
+            // The decoder's mips always form a chain: what fails here is the ASTC library (memory, or a bug).
             print_error(encoded.status().with_context(path));
-            return kExitInternal;  // the decoder's mips always form a chain: a failure here is a bug
+            return encoded.status().code() == StatusCode::out_of_memory ? exit_code_for(encoded.status()) : kExitInternal;
         }
-        Status written = texture::write_texture_file(path, container, encoded->texture, o.force);
+        Status written = texture::write_texture_file(path, container, encoded->texture, supercompression, o.force);
         if (!written.ok()) {
             print_error(written);
             return exit_code_for(written);
         }
-        if (globals.verbosity > 0) {
+        const double block_psnr8 = psnr_from_mse(encoded->mip0_mse8);
+        const std::optional<double> own_psnr8 = pack_psnr8(pack, layout.name);
+        if (o.json) {
+            report.push_back({{"texture", layout.name},
+                              {"path", path},
+                              {"codec", texture::to_string(choices[t].format)},
+                              {"srgb", choices[t].srgb},
+                              {"width", encoded->texture.width},
+                              {"height", encoded->texture.height},
+                              {"mips", pack.material.mip_count},
+                              {"bits_per_texel", texture::bits_per_texel(choices[t].format)},
+                              {"supercompression", texture::to_string(supercompression)},
+                              {"file_bytes", file_bytes(path)},
+                              {"block_psnr8_db", block_psnr8},
+                              {"compared_channels", encoded->compared_channels},
+                              {"pack_psnr8_db", own_psnr8 ? nlohmann::ordered_json(*own_psnr8) : nullptr}});
+            if (sized) {
+                report.back()["target_block_psnr8_db"] = block_psnr_targets[t];
+                report.back()["target_reached"] = sized->reached;
+            }
+        } else if (globals.verbosity > 0) {
             std::printf("wrote %s (%dx%d, %d mips, %s%s; block compression psnr8 %.2f dB over %d channel(s)",
                         path.c_str(), encoded->texture.width, encoded->texture.height, pack.material.mip_count,
-                        texture::to_string(choices[t].format), choices[t].srgb ? " sRGB" : "",
-                        psnr_from_mse(encoded->mip0_mse8), encoded->compared_channels);
-            for (const TextureQuality& q : pack.quality.textures)
-                if (q.texture == layout.name && q.psnr8_mip0_db > 0) std::printf("; pack psnr8 %.2f dB", q.psnr8_mip0_db);
+                        texture::to_string(choices[t].format), choices[t].srgb ? " sRGB" : "", block_psnr8,
+                        encoded->compared_channels);
+            if (own_psnr8) std::printf("; pack psnr8 %.2f dB", *own_psnr8);
+            if (sized) std::printf("; target %.2f dB", block_psnr_targets[t]);
             std::printf(")\n");
         }
     }
-    if (globals.verbosity > 0)
+    if (o.json) {
+        const nlohmann::ordered_json out = {{"pack", o.pack_path},
+                                            {"format", texture::to_string(container)},
+                                            {"decoder", (*decoder)->description()},
+                                            {"files", report}};
+        std::printf("%s\n", out.dump(2).c_str());
+    } else if (globals.verbosity > 0)
         std::printf("%zu file(s) from %s, decoded on %s\n", pack.textures.size(), o.pack_path.c_str(),
                     (*decoder)->description().c_str());
     return kExitOk;
@@ -138,8 +243,22 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
 
 int run_decompress(const DecompressOptions& o, const GlobalOptions& globals) {
     const std::optional<texture::ContainerFormat> container = texture::container_format_from_string(o.format);
-    if (o.block_format_given && !container) {
-        print_error(Status(StatusCode::invalid_argument, "--bc needs --format dds or ktx2, got --format " + o.format));
+    if (o.codec_given && !container) {
+        print_error(Status(StatusCode::invalid_argument, "--codec needs --format dds or ktx2, got --format " + o.format));
+        return kExitUsage;
+    }
+    if (o.supercompression_given && container != texture::ContainerFormat::ktx2) {
+        print_error(Status(StatusCode::invalid_argument,
+                           "--supercompression needs --format ktx2 (DDS has none), got --format " + o.format));
+        return kExitUsage;
+    }
+    if (o.block_psnr && o.codec != "astc") {
+        print_error(Status(StatusCode::invalid_argument, "--block-psnr sets --codec astc's target; got --codec " + o.codec));
+        return kExitUsage;
+    }
+    if (o.json && !container) {
+        print_error(Status(StatusCode::invalid_argument,
+                           "--json reports block compression: it needs --format dds or ktx2, got --format " + o.format));
         return kExitUsage;
     }
     const CurrentStep step(o.pack_path, "reading the pack and preparing the decoder");
@@ -235,11 +354,27 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
                     "Output format: source (each file's own), png, exr or tga; dds or ktx2 for block-compressed "
                     "textures with every mip")
         ->check(CLI::IsMember({"source", "png", "exr", "tga", "dds", "ktx2"}));
-    cmd->add_option("--bc", options->block_format,
+    cmd->add_option("--codec", options->codec,
                     "Block format of --format dds|ktx2: auto (BC4 one channel, BC5 normal maps stored as X,Y and two "
-                    "channels, BC7 the rest), bc1, bc4, bc5 or bc7")
-        ->check(CLI::IsMember({"auto", "bc1", "bc4", "bc5", "bc7"}))
-        ->each([options](const std::string&) { options->block_format_given = true; });
+                    "channels, BC7 the rest), bc1, bc4, bc5, bc7, astc-4x4 .. astc-12x12 (KTX2 only), or astc: the "
+                    "largest ASTC block reaching --block-psnr, per texture")
+        ->check(CLI::IsMember(codec_names()))
+        ->each([options](const std::string&) { options->codec_given = true; });
+    cmd->add_option("--block-psnr", options->block_psnr,
+                    "--codec astc's target: block compression psnr8 of mip 0 against the decoded texels, in dB "
+                    "(default: the texture's pack psnr8 + 6, which costs the result about 1 dB)")
+        ->check(CLI::Range(1.0, 99.0));
+    cmd->add_option("--supercompression", options->supercompression,
+                    "KTX2 level supercompression: none (the default) or zstd")
+        ->check(CLI::IsMember({"none", "zstd"}))
+        ->each([options](const std::string&) { options->supercompression_given = true; });
+    cmd->add_option("--astc-effort", options->astc_effort,
+                    "astcenc's search effort for --codec astc-*: fastest, fast, medium (the default), thorough or "
+                    "exhaustive")
+        ->check(CLI::IsMember(texture::astc_effort_names()));
+    cmd->add_flag("--json", options->json,
+                  "With --format dds|ktx2: the files written, each texture's block compression psnr8 and the pack's "
+                  "own, as one JSON object on stdout");
     cmd->add_option("--suffix", options->suffix, "Inserted before each file's extension, e.g. _decoded");
     cmd->add_flag("--mips", options->all_mips, "Also write every mip level (<name>_mip<N>.<ext>)");
     cmd->add_option("--device", options->device,

@@ -113,6 +113,22 @@ if(NOT NMC_WITH_VULKAN STREQUAL "OFF")
   endif()
 endif()
 
+# ---- astcenc (ASTC encoding for decompress --codec astc-*) ------------------------------------------------
+set(NMC_ASTCENC_ENABLED OFF)
+set(NMC_ASTCENC_DETAIL "")
+if(NOT NMC_WITH_ASTCENC STREQUAL "OFF")
+  find_package(astcenc CONFIG QUIET)
+  if(TARGET astcenc::astcenc)
+    set(NMC_ASTCENC_ENABLED ON)
+    set(NMC_ASTCENC_DETAIL "(astcenc ${astcenc_VERSION})")
+  elseif(NMC_WITH_ASTCENC STREQUAL "ON")
+    message(FATAL_ERROR "NMC_WITH_ASTCENC=ON but Arm's astcenc library was not found. Install libastcenc-dev "
+                        "(Debian/Ubuntu) or configure with -DNMC_WITH_ASTCENC=OFF; decompress then writes BCn only.")
+  else()
+    set(NMC_ASTCENC_DETAIL "(no libastcenc-dev: decompress writes BCn only)")
+  endif()
+endif()
+
 if(NMC_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

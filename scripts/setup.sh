@@ -11,6 +11,7 @@ packages=(
   libopenimageio-dev libopencv-core-dev openimageio-tools   # image I/O (OIIO's CMake package needs opencv's headers)
   libpng-dev libjpeg-dev                            # the PNG/JPEG backend used where OpenImageIO is missing
   libcli11-dev nlohmann-json3-dev libzstd-dev
+  libastcenc-dev astcenc                            # ASTC output (decompress --codec astc-*); the CLI for bench/
   googletest libgtest-dev
   clang libclang-rt-dev                             # the fuzzers (libFuzzer; scripts/test.sh builds them in build-fuzz/)
   python3-pil                                       # an independent DDS/BC7 decoder for texture/'s tests

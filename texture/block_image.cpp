@@ -2,6 +2,7 @@
 #include "texture/block_image.h"
 
 #include <algorithm>
+#include <cassert>
 #include <thread>
 
 #include "core/number_formats.h"
@@ -9,21 +10,50 @@
 
 namespace nmc::texture {
 
+namespace {
+
+// ASTC's 2D block sizes, in BlockFormat's order from astc_4x4.
+constexpr int kAstcBlockSizes[][2] = {{4, 4}, {5, 4},  {5, 5},  {6, 5},   {6, 6},   {8, 5},   {8, 6},
+                                      {8, 8}, {10, 5}, {10, 6}, {10, 8}, {10, 10}, {12, 10}, {12, 12}};
+constexpr const char* kAstcNames[] = {"astc-4x4",  "astc-5x4",  "astc-5x5",   "astc-6x5",   "astc-6x6",
+                                      "astc-8x5",  "astc-8x6",  "astc-8x8",   "astc-10x5",  "astc-10x6",
+                                      "astc-10x8", "astc-10x10", "astc-12x10", "astc-12x12"};
+
+int astc_index(BlockFormat f) { return int(f) - int(BlockFormat::astc_4x4); }
+
+}  // namespace
+
 const char* to_string(BlockFormat f) {
     switch (f) {
         case BlockFormat::bc1: return "bc1";
         case BlockFormat::bc4: return "bc4";
         case BlockFormat::bc5: return "bc5";
         case BlockFormat::bc7: return "bc7";
+        default: return kAstcNames[astc_index(f)];
     }
-    return "?";
+}
+
+const std::vector<BlockFormat>& all_block_formats() {
+    static const std::vector<BlockFormat> formats = [] {
+        std::vector<BlockFormat> all = {BlockFormat::bc1, BlockFormat::bc4, BlockFormat::bc5, BlockFormat::bc7};
+        for (int i = 0; i <= int(BlockFormat::astc_12x12) - int(BlockFormat::astc_4x4); ++i)
+            all.push_back(BlockFormat(int(BlockFormat::astc_4x4) + i));
+        return all;
+    }();
+    return formats;
 }
 
 std::optional<BlockFormat> block_format_from_string(const std::string& s) {
-    for (BlockFormat f : {BlockFormat::bc1, BlockFormat::bc4, BlockFormat::bc5, BlockFormat::bc7})
+    for (BlockFormat f : all_block_formats())
         if (s == to_string(f)) return f;
     return std::nullopt;
 }
+
+bool is_astc(BlockFormat f) { return int(f) >= int(BlockFormat::astc_4x4); }
+
+int block_width(BlockFormat f) { return is_astc(f) ? kAstcBlockSizes[astc_index(f)][0] : 4; }
+
+int block_height(BlockFormat f) { return is_astc(f) ? kAstcBlockSizes[astc_index(f)][1] : 4; }
 
 int block_bytes(BlockFormat f) { return f == BlockFormat::bc1 || f == BlockFormat::bc4 ? 8 : 16; }
 
@@ -32,15 +62,17 @@ int channels_held(BlockFormat f) {
         case BlockFormat::bc1: return 3;
         case BlockFormat::bc4: return 1;
         case BlockFormat::bc5: return 2;
-        case BlockFormat::bc7: return 4;
+        default: return 4;  // BC7, ASTC
     }
-    return 0;
 }
 
-bool has_srgb_variant(BlockFormat f) { return f == BlockFormat::bc1 || f == BlockFormat::bc7; }
+double bits_per_texel(BlockFormat f) { return block_bytes(f) * 8.0 / (block_width(f) * block_height(f)); }
+
+bool has_srgb_variant(BlockFormat f) { return f == BlockFormat::bc1 || f == BlockFormat::bc7 || is_astc(f); }
 
 size_t level_bytes(BlockFormat f, int width, int height) {
-    return size_t((width + 3) / 4) * size_t((height + 3) / 4) * size_t(block_bytes(f));
+    const int bw = block_width(f), bh = block_height(f);
+    return size_t((width + bw - 1) / bw) * size_t((height + bh - 1) / bh) * size_t(block_bytes(f));
 }
 
 Rgba8Image to_rgba8(const Image& image) {
@@ -91,12 +123,14 @@ void encode_tile(BlockFormat f, Bc7Effort bc7_effort, bool alpha_held, const uin
         case BlockFormat::bc7:
             encode_bc7_block(tile, block, bc7_effort, alpha_held);
             break;
+        default: break;  // ASTC: encode_blocks() is BCn only (texture/astc.h), checked there
     }
 }
 
 }  // namespace
 
 std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads, Bc7Effort bc7_effort) {
+    assert(!is_astc(f));
     const int blocks_x = (image.width + 3) / 4, blocks_y = (image.height + 3) / 4;
     std::vector<uint8_t> out(level_bytes(f, image.width, image.height));
     const size_t stride = size_t(block_bytes(f));
@@ -120,6 +154,9 @@ std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int t
 }
 
 Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std::vector<uint8_t>& blocks) {
+    if (is_astc(f))
+        return Status(StatusCode::invalid_argument,
+                      std::string(to_string(f)) + ": ASTC levels are decoded through texture/astc.h");
     if (width < 1 || height < 1 || blocks.size() != level_bytes(f, width, height))
         return Status(StatusCode::invalid_argument,
                       std::string(to_string(f)) + " level of " + std::to_string(width) + "x" + std::to_string(height) +
@@ -156,6 +193,7 @@ Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std
                                                                       std::to_string(by) +
                                                                       ": reserved mode (first byte 0)");
                     break;
+                default: break;  // ASTC: refused above
             }
             for (int y = 0; y < 4; ++y)
                 for (int x = 0; x < 4; ++x) {

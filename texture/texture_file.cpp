@@ -1,9 +1,14 @@
 // DDS and KTX2 files of block-compressed textures. DDS: Microsoft's "DDS file layout" (DDS_HEADER and
 // DDS_HEADER_DXT10). KTX2: the Khronos KTX 2.0 specification (sections 3 "File structure" to 4 "Level data")
-// with a Khronos Data Format basic descriptor block (KDFS section 5).
+// with a Khronos Data Format basic descriptor block (KDFS section 5); KTX2 levels optionally supercompressed with
+// zstd (KTX 2.0 section 3.10, scheme 2).
 #include "texture/texture_file.h"
 
+#include <zstd.h>
+#include <zstd_errors.h>
+
 #include <algorithm>
+#include <memory>
 
 #include "core/byte_io.h"
 #include "core/file_io.h"
@@ -47,14 +52,12 @@ std::string expected_got(const std::string& field, uint64_t expected, uint64_t g
     return field + ": expected " + std::to_string(expected) + ", got " + std::to_string(got);
 }
 
-constexpr BlockFormat kFormats[] = {BlockFormat::bc1, BlockFormat::bc4, BlockFormat::bc5, BlockFormat::bc7};
-
 // Sets t's format and sRGB flag to those whose container code (`code_of`: dxgi_format or vk_format) is `code`;
-// false when no format nmc writes has it.
+// false when no format nmc writes has it (a container without a format's code says 0 for it).
 bool format_of_code(uint32_t (*code_of)(BlockFormat, bool), uint32_t code, BlockTexture& t) {
-    for (BlockFormat f : kFormats)
+    for (BlockFormat f : all_block_formats())
         for (bool srgb : {false, true})
-            if ((!srgb || has_srgb_variant(f)) && code_of(f, srgb) == code) {
+            if ((!srgb || has_srgb_variant(f)) && code != 0 && code_of(f, srgb) == code) {
                 t.format = f;
                 t.srgb = srgb;
                 return true;
@@ -151,7 +154,7 @@ Result<BlockTexture> decode_dds(const std::vector<uint8_t>& bytes) {
     if (width < 1 || height < 1 || width > kMaxExtent || height > kMaxExtent)
         return corrupt("DDS", "size " + std::to_string(width) + "x" + std::to_string(height) + " outside 1..65536");
     t.width = int(width), t.height = int(height);
-    if (levels < 1 || int(levels) > full_chain_levels(t.width, t.height))
+    if (levels < 1 || levels > uint32_t(full_chain_levels(t.width, t.height)))  // as uint32: int(levels) may be < 0
         return corrupt("DDS", expected_got("mip count at most", uint64_t(full_chain_levels(t.width, t.height)), levels));
     size_t data = 0;
     for (int m = 0; m < int(levels); ++m) data += level_bytes(t.format, mip_extent(t.width, m), mip_extent(t.height, m));
@@ -180,8 +183,8 @@ DfdLayout dfd_layout(BlockFormat f) {
         case BlockFormat::bc4: return {131, 1};  // KHR_DF_MODEL_BC4, channel DATA
         case BlockFormat::bc5: return {132, 2};  // KHR_DF_MODEL_BC5, channels RED and GREEN, 64 bits each
         case BlockFormat::bc7: return {134, 1};  // KHR_DF_MODEL_BC7, channel COLOR
+        default: return {162, 1};                // KHR_DF_MODEL_ASTC, channel DATA
     }
-    return {0, 0};
 }
 constexpr uint8_t kKhrDfPrimariesBt709 = 1;
 constexpr uint8_t kKhrDfTransferLinear = 1, kKhrDfTransferSrgb = 2;
@@ -199,7 +202,8 @@ void write_dfd(ByteWriter& w, const BlockTexture& t) {
     w.u8(kKhrDfPrimariesBt709);
     w.u8(t.srgb ? kKhrDfTransferSrgb : kKhrDfTransferLinear);
     w.u8(0);  // flags: straight alpha
-    w.u8(3), w.u8(3), w.u8(0), w.u8(0);  // texelBlockDimension: 4x4x1x1, each stored less one
+    // texelBlockDimension: width x height x 1 x 1, each stored less one
+    w.u8(uint8_t(block_width(t.format) - 1)), w.u8(uint8_t(block_height(t.format) - 1)), w.u8(0), w.u8(0);
     w.u8(uint8_t(block_bytes(t.format)));  // bytesPlane0
     for (int i = 1; i < 8; ++i) w.u8(0);
     const int bits_per_sample = block_bytes(t.format) * 8 / layout.samples;
@@ -213,18 +217,28 @@ void write_dfd(ByteWriter& w, const BlockTexture& t) {
     }
 }
 
-std::vector<uint8_t> encode_ktx2(const BlockTexture& t) {
+constexpr uint32_t kSupercompressionNone = 0, kSupercompressionZstd = 2;  // KTX 2.0 section 3.10
+// zstd's level for supercompression: on BC7 and ASTC blocks level 19 saves a few percent more than the fast levels
+// at the cost of encoding time the block encoders dwarf (docs/cli.md gives the measured ratios).
+constexpr int kZstdLevel = 19;
+
+uint32_t scheme_code(Supercompression s) { return s == Supercompression::zstd ? kSupercompressionZstd : kSupercompressionNone; }
+
+// The file of `t` whose levels are stored as `stored` (t.levels themselves, or their zstd frames): the writer's
+// layout, and the reader's check that a file is exactly that layout.
+std::vector<uint8_t> encode_ktx2(const BlockTexture& t, Supercompression s, const std::vector<std::vector<uint8_t>>& stored) {
     const uint32_t levels = uint32_t(t.levels.size());
     const uint32_t dfd_offset = uint32_t(kKtx2HeaderBytes + kKtx2LevelIndexEntryBytes * levels);
     const uint32_t dfd_length = 4 + dfd_block_size(t.format);
-    // Level data follows, smallest mip first, each level aligned to lcm(block bytes, 4) = the block size.
-    const size_t alignment = size_t(block_bytes(t.format));
+    // Level data follows, smallest mip first, each level aligned to lcm(block bytes, 4) = the block size; to 1 byte
+    // when supercompressed (section 3.9.7).
+    const size_t alignment = s == Supercompression::none ? size_t(block_bytes(t.format)) : 1;
     std::vector<uint64_t> offset(levels);
     size_t end = dfd_offset + dfd_length;
     for (int m = int(levels) - 1; m >= 0; --m) {
         end = (end + alignment - 1) / alignment * alignment;
         offset[size_t(m)] = end;
-        end += t.levels[size_t(m)].size();
+        end += stored[size_t(m)].size();
     }
     std::vector<uint8_t> out;
     ByteWriter w(out);
@@ -237,22 +251,77 @@ std::vector<uint8_t> encode_ktx2(const BlockTexture& t) {
     w.u32(0);  // layerCount: not an array
     w.u32(1);  // faceCount
     w.u32(levels);
-    w.u32(0);  // supercompressionScheme: none
+    w.u32(scheme_code(s));
     w.u32(dfd_offset);
     w.u32(dfd_length);
     w.u32(0), w.u32(0);  // no key/value data
     w.u64(0), w.u64(0);  // no supercompression global data
     for (uint32_t m = 0; m < levels; ++m) {
         w.u64(offset[m]);
-        w.u64(t.levels[m].size());
-        w.u64(t.levels[m].size());  // uncompressedByteLength: the same without supercompression
+        w.u64(stored[m].size());
+        w.u64(t.levels[m].size());  // uncompressedByteLength
     }
     write_dfd(w, t);
     for (int m = int(levels) - 1; m >= 0; --m) {
         w.pad_to(alignment);
-        w.bytes(t.levels[size_t(m)].data(), t.levels[size_t(m)].size());
+        w.bytes(stored[size_t(m)].data(), stored[size_t(m)].size());
     }
     return out;
+}
+
+// The one checker for zstd calls here: the call, the level and zstd's own words.
+Status zstd_check(size_t rc, const char* call, int level) {
+    if (!ZSTD_isError(rc)) return Status::success();
+    return Status(ZSTD_getErrorCode(rc) == ZSTD_error_memory_allocation ? StatusCode::out_of_memory : StatusCode::corrupt,
+                  "KTX2 level " + std::to_string(level) + ": " + call + " failed: " + ZSTD_getErrorName(rc));
+}
+
+struct CCtxDeleter {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+
+// Each level one zstd frame with its content size and checksum, so a reader finds a damaged frame.
+Result<std::vector<std::vector<uint8_t>>> stored_levels(const BlockTexture& t, Supercompression s) {
+    if (s == Supercompression::none) return t.levels;
+    std::unique_ptr<ZSTD_CCtx, CCtxDeleter> cctx(ZSTD_createCCtx());
+    if (!cctx) return Status(StatusCode::out_of_memory, "KTX2: ZSTD_createCCtx failed");
+    NMC_RETURN_IF_ERROR(zstd_check(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, kZstdLevel),
+                                   "ZSTD_CCtx_setParameter", 0));
+    NMC_RETURN_IF_ERROR(zstd_check(ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1), "ZSTD_CCtx_setParameter", 0));
+    std::vector<std::vector<uint8_t>> frames;
+    for (size_t m = 0; m < t.levels.size(); ++m) {
+        std::vector<uint8_t> frame(ZSTD_compressBound(t.levels[m].size()));
+        const size_t n = ZSTD_compress2(cctx.get(), frame.data(), frame.size(), t.levels[m].data(), t.levels[m].size());
+        NMC_RETURN_IF_ERROR(zstd_check(n, "ZSTD_compress2", int(m)));
+        frame.resize(n);
+        frames.push_back(std::move(frame));
+    }
+    return frames;
+}
+
+// One zstd frame holding exactly `expected` bytes, the level's size from the checked header. Before anything is
+// allocated the frame must be able to hold that much: each zstd block takes at least 4 bytes (a 3-byte header and
+// one RLE byte) and yields at most 128 KiB, so a small hostile frame cannot claim a 4 GiB level.
+Status unzstd_level(const uint8_t* frame, size_t length, size_t expected, int level, std::vector<uint8_t>& out) {
+    const std::string where = "level " + std::to_string(level) + ": ";
+    if (uint64_t(expected) > (uint64_t(length) / 4 + 1) * uint64_t(ZSTD_BLOCKSIZE_MAX))
+        return corrupt("KTX2", where + std::to_string(length) + " bytes of zstd cannot hold the level's " +
+                                   std::to_string(expected) + " bytes");
+    const size_t frame_size = ZSTD_findFrameCompressedSize(frame, length);
+    NMC_RETURN_IF_ERROR(zstd_check(frame_size, "ZSTD_findFrameCompressedSize", level));
+    if (frame_size != length) return corrupt("KTX2", where + expected_got("bytes of one zstd frame", length, frame_size));
+    const unsigned long long content = ZSTD_getFrameContentSize(frame, length);
+    if (content != expected)
+        return corrupt("KTX2", where + "zstd frame content size " +
+                                   (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR
+                                        ? std::string("not recorded")
+                                        : std::to_string(content)) +
+                                   ", expected " + std::to_string(expected));
+    out.resize(expected);
+    const size_t n = ZSTD_decompress(out.data(), out.size(), frame, length);
+    NMC_RETURN_IF_ERROR(zstd_check(n, "ZSTD_decompress", level));
+    if (n != expected) return corrupt("KTX2", where + expected_got("decompressed bytes", expected, n));
+    return Status::success();
 }
 
 Result<BlockTexture> decode_ktx2(const std::vector<uint8_t>& bytes) {
@@ -268,17 +337,19 @@ Result<BlockTexture> decode_ktx2(const std::vector<uint8_t>& bytes) {
     const uint32_t kvd_length = r.u32();
     const uint64_t sgd_offset = r.u64(), sgd_length = r.u64();
     BlockTexture t;
-    if (!format_of_code(vk_format, vk, t)) return Status(StatusCode::not_recognized, "KTX2 file of vkFormat " + std::to_string(vk) + ": not BC1, BC4, BC5 or BC7");
+    if (!format_of_code(vk_format, vk, t)) return Status(StatusCode::not_recognized, "KTX2 file of vkFormat " + std::to_string(vk) + ": not BC1, BC4, BC5, BC7 or ASTC LDR 2D");
     if (type_size != 1) return corrupt("KTX2", expected_got("typeSize", 1, type_size));
     if (depth != 0 || layers != 0 || faces != 1)
         return corrupt("KTX2", "a volume, array or cube map: nmc writes single 2D textures");
-    if (scheme != 0) return corrupt("KTX2", expected_got("supercompressionScheme", 0, scheme));
+    if (scheme != kSupercompressionNone && scheme != kSupercompressionZstd)
+        return corrupt("KTX2", "supercompressionScheme " + std::to_string(scheme) + ": nmc writes 0 (none) or 2 (zstd)");
+    const Supercompression supercompression = scheme == kSupercompressionZstd ? Supercompression::zstd : Supercompression::none;
     if (sgd_offset != 0 || sgd_length != 0) return corrupt("KTX2", "supercompression global data without supercompression");
     if (kvd_length != 0) return corrupt("KTX2", expected_got("kvdByteLength", 0, kvd_length));
     if (width < 1 || height < 1 || width > kMaxExtent || height > kMaxExtent)
         return corrupt("KTX2", "size " + std::to_string(width) + "x" + std::to_string(height) + " outside 1..65536");
     t.width = int(width), t.height = int(height);
-    if (levels < 1 || int(levels) > full_chain_levels(t.width, t.height))
+    if (levels < 1 || levels > uint32_t(full_chain_levels(t.width, t.height)))  // as uint32: int(levels) may be < 0
         return corrupt("KTX2", expected_got("levelCount at most", uint64_t(full_chain_levels(t.width, t.height)), levels));
     const size_t index_end = kKtx2HeaderBytes + kKtx2LevelIndexEntryBytes * levels;
     if (bytes.size() < index_end) return corrupt("KTX2", "truncated level index");
@@ -298,24 +369,33 @@ Result<BlockTexture> decode_ktx2(const std::vector<uint8_t>& bytes) {
                                                     bytes[dfd_offset + i]));
 
     ByteReader index(bytes.data() + kKtx2HeaderBytes, kKtx2LevelIndexEntryBytes * levels);
+    const uint64_t alignment = supercompression == Supercompression::none ? uint64_t(block_bytes(t.format)) : 1;
     uint64_t data_end = uint64_t(dfd_offset) + dfd_length;
+    std::vector<std::vector<uint8_t>> stored;
     for (int m = 0; m < int(levels); ++m) {
         const uint64_t offset = index.u64(), length = index.u64(), uncompressed = index.u64();
         const size_t expected = level_bytes(t.format, mip_extent(t.width, m), mip_extent(t.height, m));
         const std::string level = "level " + std::to_string(m) + " ";
-        if (length != expected) return corrupt("KTX2", expected_got(level + "byteLength", expected, length));
-        if (uncompressed != length) return corrupt("KTX2", expected_got(level + "uncompressedByteLength", length, uncompressed));
-        if (offset % uint64_t(block_bytes(t.format)) != 0 || offset < uint64_t(dfd_offset) + dfd_length)
+        if (uncompressed != expected) return corrupt("KTX2", expected_got(level + "uncompressedByteLength", expected, uncompressed));
+        if (supercompression == Supercompression::none && length != expected)
+            return corrupt("KTX2", expected_got(level + "byteLength", expected, length));
+        if (offset % alignment != 0 || offset < uint64_t(dfd_offset) + dfd_length)
             return corrupt("KTX2", level + "byteOffset " + std::to_string(offset) + " misaligned or inside the header");
         // Offsets and lengths are checked against the file before any is used (a hostile file may hold anything).
         if (offset > bytes.size() || length > bytes.size() - offset)
             return corrupt("KTX2", level + "data past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
-        t.levels.emplace_back(bytes.begin() + std::ptrdiff_t(offset), bytes.begin() + std::ptrdiff_t(offset + length));
+        stored.emplace_back(bytes.begin() + std::ptrdiff_t(offset), bytes.begin() + std::ptrdiff_t(offset + length));
+        if (supercompression == Supercompression::zstd) {
+            t.levels.emplace_back();
+            NMC_RETURN_IF_ERROR(unzstd_level(stored.back().data(), stored.back().size(), expected, m, t.levels.back()));
+        } else {
+            t.levels.push_back(stored.back());
+        }
         data_end = std::max(data_end, offset + length);
     }
     if (data_end != bytes.size()) return corrupt("KTX2", expected_got("file size", data_end, bytes.size()));
     // Key/value data, padding and the level layout (each level where the writer puts it): nmc's own.
-    const std::vector<uint8_t> rewritten = encode_ktx2(t);
+    const std::vector<uint8_t> rewritten = encode_ktx2(t, supercompression, stored);
     if (rewritten.size() != bytes.size()) return corrupt("KTX2", expected_got("file size for its levels", rewritten.size(), bytes.size()));
     NMC_RETURN_IF_ERROR(check_canonical("KTX2", bytes, rewritten, size_t(dfd_offset) + dfd_length));
     for (int m = 0; m < int(levels); ++m)
@@ -343,8 +423,8 @@ uint32_t dxgi_format(BlockFormat f, bool srgb) {
         case BlockFormat::bc4: return 80;              // DXGI_FORMAT_BC4_UNORM
         case BlockFormat::bc5: return 83;              // DXGI_FORMAT_BC5_UNORM
         case BlockFormat::bc7: return srgb ? 99 : 98;  // DXGI_FORMAT_BC7_UNORM(_SRGB)
+        default: return 0;                             // ASTC: DXGI has no ASTC formats
     }
-    return 0;
 }
 
 uint32_t vk_format(BlockFormat f, bool srgb) {
@@ -353,21 +433,45 @@ uint32_t vk_format(BlockFormat f, bool srgb) {
         case BlockFormat::bc4: return 139;               // VK_FORMAT_BC4_UNORM_BLOCK
         case BlockFormat::bc5: return 141;               // VK_FORMAT_BC5_UNORM_BLOCK
         case BlockFormat::bc7: return srgb ? 146 : 145;  // VK_FORMAT_BC7_SRGB_BLOCK / _UNORM_BLOCK
+        default:
+            // VK_FORMAT_ASTC_4x4_UNORM_BLOCK (157) and _SRGB_BLOCK (158), then each block size in BlockFormat's order
+            return 157 + 2 * uint32_t(int(f) - int(BlockFormat::astc_4x4)) + (srgb ? 1 : 0);
     }
-    return 0;
 }
 
-Result<std::vector<uint8_t>> encode_texture_file(ContainerFormat c, const BlockTexture& texture) {
+Status check_container(ContainerFormat c, BlockFormat f, Supercompression s) {
+    if (c == ContainerFormat::dds && is_astc(f))
+        return Status(StatusCode::invalid_argument,
+                      std::string(to_string(f)) + ": DDS has no ASTC formats (DXGI defines none); --format ktx2 holds it");
+    if (c == ContainerFormat::dds && s != Supercompression::none)
+        return Status(StatusCode::invalid_argument, "DDS has no supercompression; --format ktx2 has zstd");
+    return Status::success();
+}
+
+Result<std::vector<uint8_t>> encode_texture_file(ContainerFormat c, const BlockTexture& texture, Supercompression s) {
+    NMC_RETURN_IF_ERROR(check_container(c, texture.format, s));
     NMC_RETURN_IF_ERROR(check_texture(texture));
-    return c == ContainerFormat::dds ? encode_dds(texture) : encode_ktx2(texture);
+    if (c == ContainerFormat::dds) return encode_dds(texture);
+    auto stored = stored_levels(texture, s);
+    if (!stored.ok()) return stored.status();
+    return encode_ktx2(texture, s, *stored);
 }
 
 Result<BlockTexture> decode_texture_file(ContainerFormat c, const std::vector<uint8_t>& bytes) {
     return c == ContainerFormat::dds ? decode_dds(bytes) : decode_ktx2(bytes);
 }
 
-Status write_texture_file(const std::string& path, ContainerFormat c, const BlockTexture& texture, bool overwrite) {
-    auto bytes = encode_texture_file(c, texture);
+const char* to_string(Supercompression s) { return s == Supercompression::zstd ? "zstd" : "none"; }
+
+std::optional<Supercompression> supercompression_from_string(const std::string& s) {
+    if (s == "none") return Supercompression::none;
+    if (s == "zstd") return Supercompression::zstd;
+    return std::nullopt;
+}
+
+Status write_texture_file(const std::string& path, ContainerFormat c, const BlockTexture& texture, Supercompression s,
+                          bool overwrite) {
+    auto bytes = encode_texture_file(c, texture, s);
     if (!bytes.ok()) return bytes.status().with_context(path);
     return write_file_atomically(path, bytes->data(), bytes->size(), overwrite ? Overwrite::allow : Overwrite::refuse);
 }

@@ -39,6 +39,8 @@ double psnr_from_mse(double mse) {
     return std::min(99.0, -10.0 * std::log10(mse));
 }
 
+double mse_from_psnr(double psnr_db) { return std::pow(10.0, -psnr_db / 10.0); }
+
 void ChannelMoments::add(double decoded, double source) {
     if (n_ == 0) shift_ = source;
     const double d = decoded - shift_, s = source - shift_;

@@ -126,6 +126,8 @@ struct QualityMeasurement {
 
 // PSNR in dB of a mean squared error of values in [0, 1]; 99 (spec 5.8's "lossless") for mse <= 0.
 double psnr_from_mse(double mse);
+// The mean squared error of values in [0, 1] whose PSNR is `psnr_db`: psnr_from_mse() inverted below 99 dB.
+double mse_from_psnr(double psnr_db);
 
 // Decodes every mip of `pack` with `decoder` (CPU or CUDA) and compares it with `reference`. invalid_argument if
 // the reference does not match the pack's size, mips or channels.

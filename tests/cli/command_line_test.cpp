@@ -139,7 +139,7 @@ TEST(CommandLine, EveryCommandFollowsTheConventions) {
 
     const std::set<std::string> with_json = commands_in_bullet(conventions, "**`--json`**", commands);
     const std::set<std::string> with_force = commands_in_bullet(conventions, "**`-f`, `--force`**", commands);
-    EXPECT_EQ(with_json, (std::set<std::string>{"inspect", "scan", "compress", "validate"}));
+    EXPECT_EQ(with_json, (std::set<std::string>{"inspect", "scan", "compress", "validate", "decompress"}));
     std::set<std::string> writing = {"compress", "decompress", "scan", "validate"};
     if (kHasTrainer) writing.insert("batch");
     EXPECT_EQ(with_force, writing);

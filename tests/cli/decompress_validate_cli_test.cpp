@@ -2,7 +2,8 @@
 // constant-output packs written with their sources (tests/validate/constant_pack.h): decompress round-trips file
 // names, formats, channel counts and sample types, with --suffix, --mips, --format and --force; sRGB colour
 // decoded to EXR reads back (scan, load_material) as the same colour; values a PNG or TGA cannot hold are a
-// warning; --format dds|ktx2 hold every mip in the format --bc chooses, and refuse what they cannot hold; validate's exit codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a
+// warning; --format dds|ktx2 hold every mip in the format --codec chooses (ASTC through astcenc, KTX2 zstd-supercompressed),
+// report each texture's block compression psnr8 (--json), and refuse what they cannot hold; validate's exit codes (0, 3, 4, 5, 6, 7, 11, 12) and its JSON report against the numbers it prints; a
 // recorded relative source folder found from the pack's folder whatever the working directory.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,8 @@
 #include "tests/cli/nmc_process.h"
 #include "tests/format/pack_surgery.h"
 #include "tests/validate/constant_pack.h"
+#include "texture/astc.h"
+#include "texture/block_image.h"
 #include "texture/texture_file.h"
 
 namespace nmc {
@@ -403,7 +406,10 @@ void expect_flat_texture(const std::string& path, texture::ContainerFormat conta
     ASSERT_EQ(file->levels.size(), 4u) << "every mip of the pack: 8x8 to 1x1";
     for (int m = 0; m < 4; ++m) {
         const int extent = texture::mip_extent(8, m);
-        auto texels = texture::decode_blocks(format, extent, extent, file->levels[size_t(m)]);
+        texture::BlockChoice choice;
+        choice.format = format, choice.srgb = srgb;
+        auto texels = texture::is_astc(format) ? texture::decode_astc(choice, extent, extent, file->levels[size_t(m)])
+                                               : texture::decode_blocks(format, extent, extent, file->levels[size_t(m)]);
         ASSERT_TRUE(texels.ok());
         for (size_t i = 0; i < texels->texels.size(); i += 4)
             for (size_t c = 0; c < codes.size(); ++c)
@@ -433,10 +439,10 @@ TEST_F(DecompressValidateCli, DdsAndKtx2HoldEveryMipInTheAutoChoice) {
         expect_flat_texture(out + "/mat_Height." + format, c, texture::BlockFormat::bc4, false, {159});
         if (has_exr_) expect_flat_texture(out + "/mat_Emissive." + format, c, texture::BlockFormat::bc4, false, {255});
     }
-    // --bc bc1 keeps sRGB; an existing file needs --force.
-    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc1");
+    // --codec bc1 keeps sRGB; an existing file needs --force.
+    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --codec bc1");
     EXPECT_EQ(r.exit_code, 3) << r.err;
-    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc1 --force");
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --codec bc1 --force");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto bytes = read_file(out + "/mat_Color.dds", 1 << 20);
     ASSERT_TRUE(bytes.ok());
@@ -448,17 +454,88 @@ TEST_F(DecompressValidateCli, DdsAndKtx2HoldEveryMipInTheAutoChoice) {
 
 TEST_F(DecompressValidateCli, BlockFormatsThatCannotHoldATextureAreUsageErrors) {
     const std::string out = dir_.file("blocks");
-    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --bc bc4");
+    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec bc4");
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_TRUE(contains(r.err, "texture 'mat_Color' has 3") && contains(r.err, "bc7")) << r.err;
-    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc5");
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --codec bc5");
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --bc bc7");
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --codec bc7");
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_TRUE(contains(r.err, "--bc needs --format dds or ktx2")) << r.err;
-    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --bc bc6h");
+    EXPECT_TRUE(contains(r.err, "--codec needs --format dds or ktx2")) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --codec bc6h");
     EXPECT_EQ(r.exit_code, 2) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec astc-7x7");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --supercompression zstd");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "--supercompression needs --format ktx2")) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format png --json");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    if (texture::astc_in_build()) {
+        r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --codec astc-4x4");
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_TRUE(contains(r.err, "DDS has no ASTC formats") && contains(r.err, "--format ktx2")) << r.err;
+    }
     EXPECT_FALSE(file_exists(out));
+}
+
+// ASTC through astcenc in zstd-supercompressed KTX2, with the --json report: every mip, sRGB for the colour map,
+// the block compression psnr8 of each texture beside the pack's own.
+TEST_F(DecompressValidateCli, Ktx2HoldsAstcSupercompressedWithAReport) {
+    const std::string out = dir_.file("astc");
+    if (has_exr_) {  // the float32 emissive map needs ASTC HDR; as uint16 it holds [0, 1]
+        pack_.textures.back().sample_type = SampleType::uint16;
+        ASSERT_TRUE(write_pack_file(pack_path_, pack_).ok());
+    }
+    const std::string command =
+        "decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec astc-6x6 --supercompression zstd --json";
+    const CommandResult r = run_nmc(command);
+    if (!texture::astc_in_build()) {
+        EXPECT_EQ(r.exit_code, 7) << r.err;
+        EXPECT_TRUE(contains(r.err, "not in this build")) << r.err;
+        return;
+    }
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    ASSERT_EQ(report["files"].size(), pack_.textures.size()) << r.out;
+    for (const nlohmann::json& f : report["files"]) {
+        EXPECT_EQ(f["codec"], "astc-6x6");
+        EXPECT_EQ(f["supercompression"], "zstd");
+        EXPECT_NEAR(f["bits_per_texel"].get<double>(), 128.0 / 36, 1e-9);
+        // A flat texture: ASTC's constant-colour blocks hold it exactly (up to the sRGB profile's rounding).
+        EXPECT_GT(f["block_psnr8_db"].get<double>(), 45.0) << f.dump();
+        EXPECT_TRUE(f.contains("pack_psnr8_db"));
+        EXPECT_TRUE(file_exists(f["path"].get<std::string>()));
+    }
+    EXPECT_EQ(report["files"][0]["texture"], "mat_Color");
+    EXPECT_EQ(report["files"][0]["srgb"], true);
+    expect_flat_texture(out + "/mat_Color.ktx2", texture::ContainerFormat::ktx2, texture::BlockFormat::astc_6x6, true,
+                        {64, 128, 191, 255});
+    expect_flat_texture(out + "/mat_Height.ktx2", texture::ContainerFormat::ktx2, texture::BlockFormat::astc_6x6, false,
+                        {159});
+}
+
+// --codec astc: a flat texture reaches any target at the largest block, 12x12; the target is reported. Refused:
+// --block-psnr without --codec astc.
+TEST_F(DecompressValidateCli, AstcBlockSizeFromATarget) {
+    if (!texture::astc_in_build()) GTEST_SKIP() << "built without libastcenc";
+    if (has_exr_) {
+        pack_.textures.back().sample_type = SampleType::uint16;
+        ASSERT_TRUE(write_pack_file(pack_path_, pack_).ok());
+    }
+    const std::string out = dir_.file("astc");
+    CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec bc7 --block-psnr 40");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "--block-psnr sets --codec astc's target")) << r.err;
+    r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec astc --block-psnr 45 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    for (const nlohmann::json& f : report["files"]) {
+        EXPECT_EQ(f["codec"], "astc-12x12") << f.dump();
+        EXPECT_EQ(f["target_block_psnr8_db"], 45.0);
+        EXPECT_EQ(f["target_reached"], true);
+        EXPECT_GE(f["block_psnr8_db"].get<double>(), 45.0);
+    }
 }
 
 TEST_F(DecompressValidateCli, BlockFilesOfTwoTexturesOfOneStemAreRefused) {
@@ -467,7 +544,7 @@ TEST_F(DecompressValidateCli, BlockFilesOfTwoTexturesOfOneStemAreRefused) {
     const Status written = write_pack_file(pack_path_, pack_);
     ASSERT_TRUE(written.ok()) << written.to_string();
     const std::string out = dir_.file("blocks");
-    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --bc bc7");
+    const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec bc7");
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_TRUE(contains(r.err, "mat_Color.ktx2: textures '") && contains(r.err, "would both be written there")) << r.err;
     EXPECT_FALSE(file_exists(out));

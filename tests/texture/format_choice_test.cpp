@@ -1,4 +1,4 @@
-// --bc auto's rule and the refusals of what a block format cannot hold.
+// --codec auto's rule, ASTC's choices, and the refusals of what a block format cannot hold.
 #include <gtest/gtest.h>
 
 #include "texture/format_choice.h"
@@ -64,6 +64,37 @@ TEST(FormatChoice, RequestedFormats) {
                   .status()
                   .code(),
               StatusCode::invalid_argument);
+}
+
+TEST(FormatChoice, AstcHoldsEveryIntegerTexture) {
+    if (!astc_in_build()) {
+        auto c = choose_block_format(layout_of({Semantic::albedo}), BlockFormat::astc_6x6);
+        EXPECT_EQ(c.status().code(), StatusCode::backend_unavailable);
+        EXPECT_NE(c.status().message().find("not in this build"), std::string::npos) << c.status().message();
+        return;
+    }
+    // sRGB colour in the sRGB variant, grey or RGBA alike (ASTC has sRGB formats, unlike BC4 and BC5).
+    for (auto semantics : {std::vector<Semantic>{Semantic::albedo},
+                           std::vector<Semantic>{Semantic::albedo, Semantic::albedo, Semantic::albedo, Semantic::opacity}})
+        expect_choice(layout_of(semantics, ColorSpace::srgb), BlockFormat::astc_6x6, BlockFormat::astc_6x6, true);
+    expect_choice(layout_of({Semantic::roughness, Semantic::metalness}), BlockFormat::astc_12x12,
+                  BlockFormat::astc_12x12, false);
+    // A normal map stored as X and Y takes astcenc's normal-map mode; one stored with Z keeps its three channels.
+    auto xy = choose_block_format(layout_of({Semantic::normal, Semantic::normal, Semantic::normal}, ColorSpace::linear,
+                                            SampleType::uint8, NormalMode::xy),
+                                  BlockFormat::astc_4x4);
+    ASSERT_TRUE(xy.ok());
+    EXPECT_TRUE(xy->normal_xy);
+    auto xyz = choose_block_format(layout_of({Semantic::normal, Semantic::normal, Semantic::normal}, ColorSpace::linear,
+                                             SampleType::uint8, NormalMode::xyz),
+                                   BlockFormat::astc_4x4);
+    ASSERT_TRUE(xyz.ok());
+    EXPECT_FALSE(xyz->normal_xy);
+    // BC5 keeps X and Y itself: no ASTC normal mode there.
+    EXPECT_FALSE(choose_block_format(layout_of({Semantic::normal, Semantic::normal, Semantic::normal},
+                                               ColorSpace::linear, SampleType::uint8, NormalMode::xy),
+                                     std::nullopt)
+                     ->normal_xy);
 }
 
 TEST(FormatChoice, FloatSamplesNeedBc6h) {

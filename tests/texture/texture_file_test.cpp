@@ -1,6 +1,6 @@
-// DDS and KTX2 files: what is written reads back identical (headers and every level's blocks), the fixed header
-// fields are where the specifications put them, and truncated, extended or damaged files are refused with a
-// specific status. Files are written atomically. Pillow, an independent decoder, reads our BC7 DDS files as we do.
+// DDS and KTX2 files: what is written reads back identical (headers and every level's blocks; KTX2 with and
+// without zstd supercompression), the fixed header fields are where the specifications put them, and truncated,
+// extended or damaged files are refused with a specific status; DDS refuses ASTC. Files are written atomically. Pillow, an independent decoder, reads our BC7 DDS files as we do.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -38,15 +38,29 @@ struct Case {
     BlockFormat format;
     bool srgb;
 };
-const Case kCases[] = {{BlockFormat::bc1, false}, {BlockFormat::bc1, true}, {BlockFormat::bc4, false},
-                       {BlockFormat::bc5, false}, {BlockFormat::bc7, false}, {BlockFormat::bc7, true}};
+const Case kCases[] = {{BlockFormat::bc1, false},     {BlockFormat::bc1, true},        {BlockFormat::bc4, false},
+                       {BlockFormat::bc5, false},     {BlockFormat::bc7, false},       {BlockFormat::bc7, true},
+                       {BlockFormat::astc_4x4, true}, {BlockFormat::astc_6x5, false},  {BlockFormat::astc_8x8, true},
+                       {BlockFormat::astc_10x6, false}, {BlockFormat::astc_12x12, false}};
 
 TEST(TextureFile, RoundTripsEveryFormatInBothContainers) {
-    for (ContainerFormat c : {ContainerFormat::dds, ContainerFormat::ktx2})
+    const struct {
+        ContainerFormat container;
+        Supercompression supercompression;
+    } files[] = {{ContainerFormat::dds, Supercompression::none},
+                 {ContainerFormat::ktx2, Supercompression::none},
+                 {ContainerFormat::ktx2, Supercompression::zstd}};
+    for (const auto& [c, s] : files)
         for (const Case& k : kCases) {
             const BlockTexture t = make_texture(k.format, k.srgb);
-            auto bytes = encode_texture_file(c, t);
+            auto bytes = encode_texture_file(c, t, s);
+            if (c == ContainerFormat::dds && is_astc(k.format)) {
+                EXPECT_EQ(bytes.status().code(), StatusCode::invalid_argument);
+                EXPECT_NE(bytes.status().message().find("DDS has no ASTC"), std::string::npos);
+                continue;
+            }
             ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+            EXPECT_EQ(load_u32_le(bytes->data() + 44), s == Supercompression::zstd ? 2u : 0u) << to_string(c);
             auto back = decode_texture_file(c, *bytes);
             ASSERT_TRUE(back.ok()) << to_string(c) << " " << to_string(k.format) << ": " << back.status().to_string();
             EXPECT_EQ(back->format, t.format);
@@ -85,6 +99,52 @@ TEST(TextureFile, HeaderFieldsAtTheirOffsets) {
     const uint64_t level0 = load_u64_le(ktx->data() + 80);
     EXPECT_EQ(level0 % 16, 0u);
     EXPECT_EQ(level0 + t.levels[0].size(), ktx->size());
+
+    // ASTC 10x6 sRGB: its Vulkan format, the ASTC colour model and the block's footprint in the descriptor.
+    auto astc = encode_texture_file(ContainerFormat::ktx2, make_texture(BlockFormat::astc_10x6, true));
+    ASSERT_TRUE(astc.ok());
+    EXPECT_EQ(load_u32_le(astc->data() + 12), 176u);  // VK_FORMAT_ASTC_10x6_SRGB_BLOCK
+    const uint32_t astc_dfd = load_u32_le(astc->data() + 48);
+    EXPECT_EQ((*astc)[astc_dfd + 12], 162);  // KHR_DF_MODEL_ASTC
+    EXPECT_EQ((*astc)[astc_dfd + 14], 2);    // sRGB
+    EXPECT_EQ((*astc)[astc_dfd + 16], 9);    // texelBlockDimension0: 10 - 1
+    EXPECT_EQ((*astc)[astc_dfd + 17], 5);    // texelBlockDimension1: 6 - 1
+    EXPECT_EQ((*astc)[astc_dfd + 20], 16);   // bytesPlane0
+    EXPECT_EQ(load_u32_le(encode_texture_file(ContainerFormat::ktx2, make_texture(BlockFormat::astc_4x4, false))
+                              ->data() + 12),
+              157u);  // VK_FORMAT_ASTC_4x4_UNORM_BLOCK
+    EXPECT_EQ(load_u32_le(encode_texture_file(ContainerFormat::ktx2, make_texture(BlockFormat::astc_12x12, true))
+                              ->data() + 12),
+              184u);  // VK_FORMAT_ASTC_12x12_SRGB_BLOCK
+
+    // zstd: each level one frame; byteLength the frame's, uncompressedByteLength the level's.
+    auto zstd = encode_texture_file(ContainerFormat::ktx2, t, Supercompression::zstd);
+    ASSERT_TRUE(zstd.ok());
+    EXPECT_EQ(load_u32_le(zstd->data() + 44), 2u);  // supercompressionScheme: Zstandard
+    const uint64_t offset0 = load_u64_le(zstd->data() + 80), length0 = load_u64_le(zstd->data() + 88);
+    EXPECT_EQ(load_u64_le(zstd->data() + 96), t.levels[0].size());
+    EXPECT_EQ(load_u32_le(zstd->data() + offset0), 0xFD2FB528u);  // the zstd frame magic
+    EXPECT_EQ(offset0 + length0, zstd->size());
+}
+
+TEST(TextureFile, CompressibleLevelsShrinkWithZstd) {
+    BlockTexture t = make_texture(BlockFormat::astc_4x4, false);
+    for (std::vector<uint8_t>& level : t.levels)
+        for (size_t i = 0; i < level.size(); ++i) level[i] = uint8_t(i % 16);  // one block repeated
+    const size_t plain = encode_texture_file(ContainerFormat::ktx2, t)->size();
+    const size_t zstd = encode_texture_file(ContainerFormat::ktx2, t, Supercompression::zstd)->size();
+    EXPECT_LT(zstd, plain);
+    // The reader's bound on what a frame can hold (128 KiB per 4 bytes of zstd) admits zstd's best case: a 2048^2
+    // level of zero blocks (4 MiB) in a few hundred bytes of RLE blocks.
+    BlockTexture zeros;
+    zeros.format = BlockFormat::astc_4x4, zeros.width = 2048, zeros.height = 2048;
+    zeros.levels.emplace_back(level_bytes(BlockFormat::astc_4x4, 2048, 2048), uint8_t(0));
+    auto bytes = encode_texture_file(ContainerFormat::ktx2, zeros, Supercompression::zstd);
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_LT(bytes->size(), 2048u);
+    auto back = decode_texture_file(ContainerFormat::ktx2, *bytes);
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    EXPECT_EQ(back->levels, zeros.levels);
 }
 
 TEST(TextureFile, RefusesInconsistentTextures) {
@@ -102,8 +162,15 @@ TEST(TextureFile, RefusesInconsistentTextures) {
 // Every truncation and one extra byte are refused (corrupt, or not_recognized when the magic itself is cut), and
 // so is a change of any header field the reader checks.
 TEST(TextureFile, RefusesTruncatedExtendedAndDamagedFiles) {
-    for (ContainerFormat c : {ContainerFormat::dds, ContainerFormat::ktx2}) {
-        const std::vector<uint8_t> good = *encode_texture_file(c, make_texture(BlockFormat::bc5, false));
+    const struct {
+        ContainerFormat container;
+        Supercompression supercompression;
+        BlockFormat format;
+    } files[] = {{ContainerFormat::dds, Supercompression::none, BlockFormat::bc5},
+                 {ContainerFormat::ktx2, Supercompression::none, BlockFormat::bc5},
+                 {ContainerFormat::ktx2, Supercompression::zstd, BlockFormat::astc_5x4}};
+    for (const auto& [c, s, f] : files) {
+        const std::vector<uint8_t> good = *encode_texture_file(c, make_texture(f, false), s);
         for (size_t n = 0; n < good.size(); ++n) {
             const std::vector<uint8_t> cut(good.begin(), good.begin() + std::ptrdiff_t(n));
             const auto r = decode_texture_file(c, cut);
@@ -122,6 +189,30 @@ TEST(TextureFile, RefusesTruncatedExtendedAndDamagedFiles) {
             if (decode_texture_file(c, bad).ok()) ++accepted;
         }
         EXPECT_EQ(accepted, 0) << to_string(c);
+        if (s == Supercompression::zstd) {
+            // Any byte of a level's zstd frame changed: refused (the frame's checksum, sizes or structure). The
+            // frame of mip 0 is last in the file.
+            int damaged_accepted = 0;
+            for (size_t i = size_t(load_u64_le(good.data() + 80)); i < good.size(); ++i) {
+                std::vector<uint8_t> bad = good;
+                bad[i] ^= 0x01;
+                if (decode_texture_file(c, bad).ok()) ++damaged_accepted;
+            }
+            EXPECT_EQ(damaged_accepted, 0);
+        }
+    }
+}
+
+// texture_file_fuzzer found it: a level count of 2^31 or more turned negative as an int, passed the check against
+// the full chain, and the DDS reader went on with no level. Such counts are corrupt in both containers.
+TEST(TextureFile, RefusesLevelCountsAboveTwoToThe31) {
+    for (ContainerFormat c : {ContainerFormat::dds, ContainerFormat::ktx2}) {
+        std::vector<uint8_t> bytes = *encode_texture_file(c, make_texture(BlockFormat::bc7, false));
+        const size_t level_count = c == ContainerFormat::dds ? 28 : 40;  // mipMapCount, levelCount
+        store_u32_le(bytes.data() + level_count, 0x94000000u);
+        const auto r = decode_texture_file(c, bytes);
+        EXPECT_EQ(r.status().code(), StatusCode::corrupt) << to_string(c);
+        EXPECT_NE(r.status().message().find("at most"), std::string::npos) << r.status().message();
     }
 }
 
@@ -130,16 +221,16 @@ TEST(TextureFile, WritesAtomicallyAndRefusesToReplace) {
     ASSERT_NE(::mkdtemp(dir.data()), nullptr);
     const std::string path = dir + "/t.ktx2";
     const BlockTexture t = make_texture(BlockFormat::bc7, false);
-    ASSERT_TRUE(write_texture_file(path, ContainerFormat::ktx2, t, false).ok());
+    ASSERT_TRUE(write_texture_file(path, ContainerFormat::ktx2, t, Supercompression::none, false).ok());
     auto bytes = read_file(path, 1 << 20);
     ASSERT_TRUE(bytes.ok());
     auto back = decode_texture_file(ContainerFormat::ktx2, *bytes);
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(back->levels, t.levels);
-    EXPECT_EQ(write_texture_file(path, ContainerFormat::ktx2, t, false).code(), StatusCode::io_error);
+    EXPECT_EQ(write_texture_file(path, ContainerFormat::ktx2, t, Supercompression::none, false).code(), StatusCode::io_error);
     BlockTexture bad = t;
     bad.levels[0].clear();
-    const Status refused = write_texture_file(dir + "/bad.dds", ContainerFormat::dds, bad, true);
+    const Status refused = write_texture_file(dir + "/bad.dds", ContainerFormat::dds, bad, Supercompression::none, true);
     EXPECT_EQ(refused.code(), StatusCode::invalid_argument);
     EXPECT_NE(refused.message().find("bad.dds"), std::string::npos) << refused.message();
     EXPECT_NE(::access((dir + "/bad.dds").c_str(), F_OK), 0) << "nothing written for a refused texture";
@@ -179,7 +270,7 @@ TEST(TextureFile, PillowDecodesOurBc7DdsAsWeDo) {
     std::string dir = ::testing::TempDir() + "/nmc_pillow_XXXXXX";
     ASSERT_NE(::mkdtemp(dir.data()), nullptr);
     const std::string dds = dir + "/t.dds", raw = dir + "/t.raw";
-    ASSERT_TRUE(write_texture_file(dds, ContainerFormat::dds, t, false).ok());
+    ASSERT_TRUE(write_texture_file(dds, ContainerFormat::dds, t, Supercompression::none, false).ok());
     ASSERT_TRUE(write_file_atomically(raw, decoded->texels.data(), decoded->texels.size()).ok());
     const std::string command = "/usr/bin/python3 '" + std::string(NMC_SOURCE_DIR) +
                                 "/tests/texture/pillow_reads_dds.py' '" + dds + "' '" + raw + "' 2>&1";
