@@ -26,7 +26,7 @@
 #include "compressor/fused_training.h"
 #endif
 #include "decoder/cpu/cpu_decoder.h"
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc {
 namespace {

@@ -9,8 +9,8 @@
 #include <system_error>
 #include <thread>
 
+#include "decoder/common/reference_math.h"
 #include "decoder/cpu/decoder_model.h"
-#include "decoder/cpu/reference_math.h"
 
 namespace nmc {
 namespace {
@@ -238,20 +238,7 @@ Result<Image> CpuDecoder::decode_texture_rows(int texture, int mip, int first_ro
 
 Status CpuDecoder::decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const {
     const cpu_detail::Model& model = *model_;
-    for (size_t i = 0; i < queries.size(); ++i) {
-        const TexelQuery& q = queries[i];
-        if (q.mip < 0 || q.mip >= model.mip_count) {
-            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": mip " +
-                                                      std::to_string(q.mip) + " outside 0.." +
-                                                      std::to_string(model.mip_count - 1)};
-        }
-        // NaN fails both comparisons, so it is rejected too.
-        if (!(std::fabs(q.u) <= kMaxQueryCoordinate) || !(std::fabs(q.v) <= kMaxQueryCoordinate)) {
-            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": (u, v) = (" +
-                                                      std::to_string(q.u) + ", " + std::to_string(q.v) +
-                                                      ") is not finite within +-65536"};
-        }
-    }
+    NMC_RETURN_IF_ERROR(check_texel_queries(queries, model.mip_count));
     // Queries grouped by mip (a stable counting sort), so that tiles share a mip and the kernels can sample 16
     // texels at a time. A texel's values do not depend on the tile it is decoded in, so no value changes.
     std::vector<size_t> order(queries.size());

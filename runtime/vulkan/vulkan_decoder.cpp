@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "decoder/cpu/reference_math.h"
+#include "decoder/common/reference_math.h"
 #include "runtime/vulkan/gpu_model.h"
 #include "runtime/vulkan/shaders/model_layout.h"
 #include "runtime/vulkan/vulkan_context.h"

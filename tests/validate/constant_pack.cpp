@@ -10,7 +10,7 @@
 #include "core/number_formats.h"
 #include "decoder/cpu/cpu_decoder.h"
 #include "material/image_io.h"
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc::testing {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "material/material.h"
+#include "quality/quality_measurement.h"
 #include "tests/validate/constant_pack.h"
-#include "validate/quality_measurement.h"
 
 namespace nmc {
 namespace {
