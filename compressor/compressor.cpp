@@ -794,7 +794,7 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
         if (!files.ok()) return files.status();
         sources = std::move(files.value());
     }
-    auto quality = measure_quality(*decoder, *read_back, target.planes, sources);
+    auto quality = measure_quality(cpu_pack_decoder(std::move(*decoder)), *read_back, target.planes, sources);
     if (!quality.ok()) return quality.status();
 
     CompressResult result;

@@ -180,17 +180,6 @@ std::vector<Image> source_images_from_planes(const Pack& pack,
     return images;
 }
 
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
-                                           const ReferenceMaterial& reference) {
-    return measure_quality(cpu_pack_decoder(decoder), pack, reference);
-}
-
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
-                                           const std::vector<std::vector<std::vector<float>>>& planes,
-                                           const std::vector<Image>& source_images) {
-    return measure_quality(cpu_pack_decoder(decoder), pack, planes, source_images);
-}
-
 Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pack& pack,
                                            const ReferenceMaterial& reference) {
     const Material& source = reference.material;

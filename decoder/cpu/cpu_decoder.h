@@ -9,7 +9,7 @@
 
 #include "core/image.h"
 #include "core/status.h"
-#include "decoder/common/texel_query.h"
+#include "decoder/common/decode_request.h"
 #include "format/pack.h"
 
 namespace nmc {

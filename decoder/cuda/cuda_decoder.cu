@@ -68,9 +68,7 @@ Status decode_all_mips_to_device(const CudaDecoder& decoder, float* device_out, 
 Status CudaDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const {
     using namespace cuda_detail;
     const DeviceModel& m = *model_;
-    if (mip < 0 || mip >= m.desc.mip_count)
-        return {StatusCode::invalid_argument, "decode_mip_channels: mip " + std::to_string(mip) + " outside 0.." +
-                                                  std::to_string(m.desc.mip_count - 1)};
+    NMC_RETURN_IF_ERROR(check_index("decode_mip_channels", "mip", mip, m.desc.mip_count));
     NMC_CUDA_RETURN_IF_ERROR(cudaSetDevice(m.device));
     const size_t texels = m.mip_texels(mip);
     const size_t channels = static_cast<size_t>(m.desc.channel_count);
@@ -91,9 +89,7 @@ Status CudaDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>
 
 Result<Image> CudaDecoder::decode_texture(int texture, int mip) const {
     const DeviceModel& m = *model_;
-    if (texture < 0 || texture >= static_cast<int>(m.textures.size()))
-        return Status(StatusCode::invalid_argument, "decode_texture: texture " + std::to_string(texture) +
-                                                        " outside 0.." + std::to_string(m.textures.size() - 1));
+    NMC_RETURN_IF_ERROR(check_index("decode_texture", "texture", texture, static_cast<int>(m.textures.size())));
     std::vector<std::vector<float>> planes;
     NMC_RETURN_IF_ERROR(decode_mip_channels(mip, planes));
     const TextureLayout& layout = m.textures[static_cast<size_t>(texture)];

@@ -48,8 +48,7 @@ struct DeviceModel {
     ModelDesc desc;
     std::vector<void*> allocations;
     std::vector<TextureLayout> textures;
-    std::vector<std::vector<float>> reference;  // unused on the host; the device copy lives in reference_device
-    float* reference_device = nullptr;
+    float* reference_device = nullptr;  // upload_reference's planes in device memory; null before
     // The Hopper warpgroup kernel's model (warpgroup_kernels.cuh): desc with its own B-operand weights and layer
     // kinds, the same latents and parameters; only where warpgroup_ready.
     bool warpgroup_ready = false;

@@ -1,5 +1,5 @@
-// The check of texel queries shared by the decoders' decode_queries.
-#include "decoder/common/texel_query.h"
+// The checks of decoding requests shared by the decoders.
+#include "decoder/common/decode_request.h"
 
 #include <cmath>
 #include <string>
@@ -22,6 +22,12 @@ Status check_texel_queries(const std::vector<TexelQuery>& queries, int mip_count
         }
     }
     return Status::success();
+}
+
+Status check_index(const char* call, const char* what, int index, int count) {
+    if (index >= 0 && index < count) return Status::success();
+    return {StatusCode::invalid_argument,
+            std::string(call) + ": " + what + " " + std::to_string(index) + " outside 0.." + std::to_string(count - 1)};
 }
 
 }  // namespace nmc
