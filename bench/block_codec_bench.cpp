@@ -30,9 +30,9 @@
 #include "bench/bench_exit_on_error.h"
 #include "core/file_io.h"
 #include "material/image_io.h"
+#include "quality/quality_measurement.h"
 #include "texture/astc.h"
 #include "texture/block_image.h"
-#include "validate/quality_measurement.h"
 
 namespace {
 

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "bench/bench_exit_on_error.h"
+#include "cuda/cuda_device.h"
 #include "decoder/cpu/cpu_decoder.h"
-#include "decoder/cuda/cuda_decoder.h"
-#include "decoder/cuda/cuda_device.h"
+#include "decoder/cuda/cuda_decode_variants.h"
 #include "tests/cuda/binary16_variants.h"
 #include "tests/decoder/random_pack.h"
 
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
             if (nmc::test::is_warpgroup_variant(variant) && !decoder.runs_warpgroup_kernel()) continue;
             const std::string what = std::string("variant ") + nmc::to_string(variant);
             report(nmc::to_string(decoder.path()), what.c_str(),
-                   median_ms([&] { check(decoder.decode_all_mips_to_device(d_out, variant)); }), texels_all);
+                   median_ms([&] { check(decode_all_mips_to_device(decoder, d_out, variant)); }), texels_all);
             if (!nmc::test::is_binary16_variant(variant)) continue;
             // Every output value (all mips, all channels, pack units) against the spec's.
             BENCH_CHECK(cudaMemcpy(host.data(), d_out, host.size() * sizeof(float), cudaMemcpyDeviceToHost));

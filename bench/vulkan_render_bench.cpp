@@ -20,9 +20,9 @@
 #include "bench/bench_exit_on_error.h"
 #include "format/pack.h"
 #include "material/image_io.h"
+#include "quality/quality_measurement.h"
 #include "runtime/vulkan/gpu_model.h"
 #include "runtime/vulkan/vulkan_context.h"
-#include "validate/quality_measurement.h"
 
 #include "bench/spirv/render_comp.h"
 #include "bench/spirv/render_frag.h"

@@ -21,8 +21,8 @@
 #include "decoder/pack_decoder.h"
 #include "format/pack.h"
 #include "material/material.h"
+#include "quality/quality_measurement.h"
 #include "texture/format_choice.h"
-#include "validate/quality_measurement.h"
 
 namespace nmc::cli {
 namespace {

@@ -26,7 +26,7 @@
 #include "compressor/fused_training.h"
 #endif
 #include "decoder/cpu/cpu_decoder.h"
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc {
 namespace {
@@ -802,7 +802,7 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
         if (!files.ok()) return files.status();
         sources = std::move(files.value());
     }
-    auto quality = measure_quality(*decoder, *read_back, target.planes, sources);
+    auto quality = measure_quality(cpu_pack_decoder(std::move(*decoder)), *read_back, target.planes, sources);
     if (!quality.ok()) return quality.status();
 
     CompressResult result;

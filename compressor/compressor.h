@@ -15,7 +15,7 @@
 #include "compressor/training_target.h"
 #include "core/status.h"
 #include "format/pack.h"
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc {
 
@@ -184,7 +184,7 @@ struct CompressResult {
     double measure_seconds = 0;   // finish_compression: export, write, read back, decode, measure, serialise
     QuantisationTrace quantisation;
     // Per texture (pack.textures order), measured on the decoded file: whether it kept its source's structure
-    // (correlation, contrast, the constant-image floor and the collapse rule of validate/quality_measurement.h).
+    // (correlation, contrast, the constant-image floor and the collapse rule of quality/quality_measurement.h).
     std::vector<TextureStructure> structure;
 };
 

@@ -10,8 +10,8 @@
 #include <cmath>
 
 #include "core/number_formats.h"
+#include "decoder/common/reference_math.h"
 #include "decoder/cpu/cpu_decoder.h"
-#include "decoder/cpu/reference_math.h"
 
 namespace nmc::detail {
 namespace {

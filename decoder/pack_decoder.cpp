@@ -7,8 +7,8 @@
 #include "core/device_name.h"
 
 #if NMC_HAS_CUDA_DECODER
+#include "cuda/cuda_device.h"
 #include "decoder/cuda/cuda_decoder.h"
-#include "decoder/cuda/cuda_device.h"
 #endif
 #if NMC_HAS_VULKAN_DECODER
 #include "runtime/vulkan/vulkan_decoder.h"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_io.h"
-#include "decoder/cpu/reference_math.h"
+#include "core/number_formats.h"
 #include "material/image_io.h"
 
 namespace nmc {
@@ -68,8 +68,8 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
         for (size_t i = 0; i < dec.texel_count(); ++i) {
             uint32_t worst = 0;
             for (size_t c = 0; c < n; ++c) {
-                const uint32_t a = quantise_unorm(normalised(dec.pixels[i * n + c], c), 255);
-                const uint32_t b = quantise_unorm(normalised(src.pixels[i * n + c], c), 255);
+                const uint32_t a = quantize_u8(normalised(dec.pixels[i * n + c], c));
+                const uint32_t b = quantize_u8(normalised(src.pixels[i * n + c], c));
                 worst = std::max(worst, a > b ? a - b : b - a);
             }
             heat_colour(static_cast<float>(worst), &heat.pixels[i * 3]);

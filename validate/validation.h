@@ -8,7 +8,7 @@
 
 #include "core/status.h"
 #include "decoder/pack_decoder.h"
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc {
 

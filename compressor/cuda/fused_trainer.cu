@@ -10,28 +10,15 @@
 #include <utility>
 
 #include "compressor/cuda/fused_trainer_kernels.cuh"
-#include "decoder/cuda/cuda_check.h"
-#include "decoder/cuda/cuda_device.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_device.h"
+#include "cuda/device_array.h"
 
 namespace nmc::fused {
 namespace {
 
 using kernels::kBlockTexels;
 using kernels::kThreads;
-
-struct DeviceFree {
-    void operator()(void* p) const { cudaFree(p); }
-};
-template <typename T>
-using DeviceArray = std::unique_ptr<T, DeviceFree>;
-
-template <typename T>
-Status allocate(DeviceArray<T>& out, size_t count) {
-    T* p = nullptr;
-    NMC_CUDA_RETURN_IF_ERROR(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
-    out.reset(p);
-    return Status::success();
-}
 
 Status invalid(const std::string& message) { return Status(StatusCode::invalid_argument, "fused trainer: " + message); }
 
@@ -270,16 +257,16 @@ Result<std::unique_ptr<FusedTrainer>> FusedTrainer::create(int device, const Mod
     s.multiprocessors = info->multiprocessors;
     NMC_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
     for (cudaEvent_t& e : s.events) NMC_CUDA_RETURN_IF_ERROR(cudaEventCreate(&e));
-    NMC_RETURN_IF_ERROR(allocate(s.image, static_cast<size_t>(s.layout.image_bytes)));
+    NMC_RETURN_IF_ERROR(device_alloc(static_cast<size_t>(s.layout.image_bytes), s.image));
     // Zero: the padding columns and the padded output rows stay zero (zero weights, biases and scales).
     NMC_CUDA_RETURN_IF_ERROR(cudaMemset(s.image.get(), 0, static_cast<size_t>(s.layout.image_bytes)));
-    NMC_RETURN_IF_ERROR(allocate(s.device_tables, 1));
+    NMC_RETURN_IF_ERROR(device_alloc(1, s.device_tables));
     NMC_CUDA_RETURN_IF_ERROR(cudaMemcpy(s.device_tables.get(), &t, sizeof t, cudaMemcpyHostToDevice));
-    NMC_RETURN_IF_ERROR(allocate(s.partials, static_cast<size_t>(s.multiprocessors) * static_cast<size_t>(s.partial_stride)));
-    NMC_RETURN_IF_ERROR(allocate(s.loss, 2));
+    NMC_RETURN_IF_ERROR(device_alloc(static_cast<size_t>(s.multiprocessors) * static_cast<size_t>(s.partial_stride), s.partials));
+    NMC_RETURN_IF_ERROR(device_alloc(2, s.loss));
     NMC_CUDA_RETURN_IF_ERROR(cudaMemset(s.loss.get(), 0, 2 * sizeof(float)));
-    NMC_RETURN_IF_ERROR(allocate(s.given_texels, static_cast<size_t>(max_batch)));
-    NMC_RETURN_IF_ERROR(allocate(s.gradient_out, static_cast<size_t>(s.parameters)));
+    NMC_RETURN_IF_ERROR(device_alloc(static_cast<size_t>(max_batch), s.given_texels));
+    NMC_RETURN_IF_ERROR(device_alloc(static_cast<size_t>(s.parameters), s.gradient_out));
     NMC_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernels::train_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                   s.layout.total_bytes));
     return std::unique_ptr<FusedTrainer>(new FusedTrainer(std::move(impl)));

@@ -9,8 +9,8 @@
 #include <system_error>
 #include <thread>
 
+#include "decoder/common/reference_math.h"
 #include "decoder/cpu/decoder_model.h"
-#include "decoder/cpu/reference_math.h"
 
 namespace nmc {
 namespace {
@@ -167,10 +167,7 @@ void CpuDecoder::decode_tile(const TexelQuery* queries, int count, float* out) c
 
 Status CpuDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const {
     const cpu_detail::Model& model = *model_;
-    if (mip < 0 || mip >= model.mip_count) {
-        return {StatusCode::invalid_argument, "decode_mip_channels: mip " + std::to_string(mip) + " outside 0.." +
-                                                  std::to_string(model.mip_count - 1)};
-    }
+    NMC_RETURN_IF_ERROR(check_index("decode_mip_channels", "mip", mip, model.mip_count));
     // spec 8: every texel (x, y) of the mip at its centre, u = (x + 0.5) / w_m, v = (y + 0.5) / h_m.
     const int w = model.mip_width(mip);
     const int h = model.mip_height(mip);
@@ -191,23 +188,14 @@ Status CpuDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>&
 }
 
 Result<Image> CpuDecoder::decode_texture(int texture, int mip) const {
-    if (mip < 0 || mip >= model_->mip_count) {
-        return Status(StatusCode::invalid_argument, "decode_texture: mip " + std::to_string(mip) + " outside 0.." +
-                                                        std::to_string(model_->mip_count - 1));
-    }
+    NMC_RETURN_IF_ERROR(check_index("decode_texture", "mip", mip, model_->mip_count));
     return decode_texture_rows(texture, mip, 0, model_->mip_height(mip));
 }
 
 Result<Image> CpuDecoder::decode_texture_rows(int texture, int mip, int first_row, int row_count) const {
     const cpu_detail::Model& model = *model_;
-    if (texture < 0 || texture >= static_cast<int>(model.textures.size())) {
-        return Status(StatusCode::invalid_argument, "decode_texture: texture " + std::to_string(texture) +
-                                                        " outside 0.." + std::to_string(model.textures.size() - 1));
-    }
-    if (mip < 0 || mip >= model.mip_count) {
-        return Status(StatusCode::invalid_argument, "decode_texture: mip " + std::to_string(mip) + " outside 0.." +
-                                                        std::to_string(model.mip_count - 1));
-    }
+    NMC_RETURN_IF_ERROR(check_index("decode_texture", "texture", texture, static_cast<int>(model.textures.size())));
+    NMC_RETURN_IF_ERROR(check_index("decode_texture", "mip", mip, model.mip_count));
     const TextureLayout& layout = model.textures[static_cast<size_t>(texture)];
     const int w = model.mip_width(mip);
     const int h = model.mip_height(mip);
@@ -238,20 +226,7 @@ Result<Image> CpuDecoder::decode_texture_rows(int texture, int mip, int first_ro
 
 Status CpuDecoder::decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const {
     const cpu_detail::Model& model = *model_;
-    for (size_t i = 0; i < queries.size(); ++i) {
-        const TexelQuery& q = queries[i];
-        if (q.mip < 0 || q.mip >= model.mip_count) {
-            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": mip " +
-                                                      std::to_string(q.mip) + " outside 0.." +
-                                                      std::to_string(model.mip_count - 1)};
-        }
-        // NaN fails both comparisons, so it is rejected too.
-        if (!(std::fabs(q.u) <= kMaxQueryCoordinate) || !(std::fabs(q.v) <= kMaxQueryCoordinate)) {
-            return {StatusCode::invalid_argument, "decode_queries: query " + std::to_string(i) + ": (u, v) = (" +
-                                                      std::to_string(q.u) + ", " + std::to_string(q.v) +
-                                                      ") is not finite within +-65536"};
-        }
-    }
+    NMC_RETURN_IF_ERROR(check_texel_queries(queries, model.mip_count));
     // Queries grouped by mip (a stable counting sort), so that tiles share a mip and the kernels can sample 16
     // texels at a time. A texel's values do not depend on the tile it is decoded in, so no value changes.
     std::vector<size_t> order(queries.size());

@@ -9,6 +9,7 @@
 
 #include "core/image.h"
 #include "core/status.h"
+#include "decoder/common/decode_request.h"
 #include "format/pack.h"
 
 namespace nmc {
@@ -34,15 +35,6 @@ struct CpuDecoderOptions {
     CpuIsa isa = CpuIsa::automatic;  // for tests and benchmarks; automatic is the fastest available
 };
 
-// One random-access texel request (spec 1, "texel query"): normalised coordinates (u, v) of mip `mip`.
-// u and v must be finite with |u|, |v| <= kMaxQueryCoordinate (wrap addressing repeats the material).
-struct TexelQuery {
-    float u = 0.0f;
-    float v = 0.0f;
-    int mip = 0;
-};
-constexpr float kMaxQueryCoordinate = 65536.0f;  // keeps u * level width within int range for any level
-
 // A pack ready to decode. Weights are converted once, in create(), into the kernels' own layouts; the decoder
 // keeps its own copy of the latent codes, so the Pack may be destroyed afterwards. Immutable and safe to use
 // from several threads at once after creation; each call runs `threads` worker threads of its own.
@@ -60,7 +52,7 @@ public:
     Status decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const;
 
     // spec 8.1-8.9: texture `texture` (index into pack.textures) at mip `mip`, as source-channel values
-    // (normal maps rebuilt, inverts and constants applied), not yet quantised (see quantise_unorm). The Image
+    // (normal maps rebuilt, inverts and constants applied), not yet quantised (see quantize_u8). The Image
     // has the texture's channel count and sample_type.
     Result<Image> decode_texture(int texture, int mip) const;
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "decoder/common/reference_math.h"
 #include "decoder/cpu/cpu_decoder.h"
-#include "decoder/cpu/reference_math.h"
 #include "format/pack.h"
 
 namespace nmc::cpu_detail {

@@ -10,7 +10,7 @@
 
 #include "core/image.h"
 #include "core/status.h"
-#include "decoder/cpu/cpu_decoder.h"
+#include "decoder/common/decode_request.h"
 #include "format/pack.h"
 
 namespace nmc {
@@ -28,36 +28,7 @@ enum class CudaMatmulPath {
 };
 const char* to_string(CudaMatmulPath path);
 
-// Timing variants of decode_all_mips_to_device for the benchmark (bench/cuda_decoder_bench.cu): which stages of the
-// decode run, to show what binds, and an earlier launch configuration to compare with. They run on packs of the
-// float32 arithmetic only (invalid_argument otherwise). Only `full` and `full_3_blocks` write the spec's values; the
-// others need a network whose padded widths are at most 64 (the default network).
-enum class CudaDecodeVariant {
-    full,           // the decoder
-    full_3_blocks,  // as full, the fast kernel built for 3 blocks a multiprocessor (up to 168 registers) instead of 4
-    network_only,   // layer 0's input synthesised without reading latents (no spec 8.2-8.5), every layer as in full
-    matmul_only,    // as network_only with only the E4M3 rounding between the MMAs (no bias, no activation)
-    sampling_only,  // spec 8.2-8.5 and the staging of layer 0's input; outputs made from the input codes, no network
-    // The binary16 arithmetic (spec 5.6) on a float32 pack, to time it against float32 (values close to the pack's,
-    // not equal); built like full_3_blocks, which they compare with:
-    binary16_activation,               // as full, the hidden layers' activation in the binary16 arithmetic
-    binary16_activation_and_sampling,  // and sampling too: the kernel that decodes binary16 packs
-    // The Hopper warpgroup kernel built for 4 blocks a multiprocessor instead of 5 (up to 128 registers a thread
-    // instead of 96; the spec's values; invalid_argument where runs_warpgroup_kernel() is false).
-    warpgroup_4_blocks,
-    // The binary16 arithmetic (docs/design-binary16-decoding.md) on a float32 pack with the tiled kernel that decodes
-    // binary16 packs' whole mips: spec 8.3's bilinear sums as tensor-core products over 8 x 8 texel tiles (values
-    // close to the float32 pack's; F = 16; invalid_argument where runs_warpgroup_kernel() is false). Mips the tiled
-    // kernel does not take (sizes that are not powers of two, levels finer than half the mip's resolution or more
-    // than 16 times coarser, mips under 8 x 8) run the float32 warpgroup kernel.
-    tensor_sampling_binary16,
-    // A breakdown of that tiled kernel's time: each runs it with one part of a tile's work left out, so that the time
-    // it saves is that part's cost (same conditions as tensor_sampling_binary16; values not the spec's, timing only):
-    tiled_without_activation,  // the hidden layers' activation and E4M3 rounding (their sums go on in fp16)
-    tiled_without_stores,      // the output stores (every value still computed, none written)
-    tiled_without_sampling,    // the sampling products (layer 0 reads the latent codes' raw bits instead)
-};
-const char* to_string(CudaDecodeVariant variant);
+enum class CudaDecodeVariant;  // timing variants for the benchmark and tests: decoder/cuda/cuda_decode_variants.h
 
 struct CudaDecoderOptions {
     int device = 0;  // CUDA device index
@@ -93,7 +64,7 @@ struct ChannelErrorSums {
 // float32 sums (spec 8.6), which both paths leave to the hardware.
 class CudaDecoder {
 public:
-    // Checks the pack with format's check_pack (invalid_argument naming the field), then uploads it.
+    // Checks the pack (format's check_pack: invalid_argument naming the field), then uploads it.
     // backend_unavailable when the device does not exist, this build has no code for it, or the fp8 path is asked
     // for on a GPU older than compute capability 8.9.
     static Result<CudaDecoder> create(const Pack& pack, const CudaDecoderOptions& options = {});
@@ -113,9 +84,8 @@ public:
     Status decode_queries(const std::vector<TexelQuery>& queries, std::vector<float>& out) const;
 
     // Every mip into device memory: `device_out` (device pointer, at least device_output_floats() floats) holds mip
-    // m's planes from device_output_offset(m), channel c's plane at + c * w_m * h_m. Synchronous. A timing variant
-    // other than full writes other values (see CudaDecodeVariant); invalid_argument where it does not exist.
-    Status decode_all_mips_to_device(float* device_out, CudaDecodeVariant variant = CudaDecodeVariant::full) const;
+    // m's planes from device_output_offset(m), channel c's plane at + c * w_m * h_m. Synchronous.
+    Status decode_all_mips_to_device(float* device_out) const;
     size_t device_output_floats() const;
     size_t device_output_offset(int mip) const;
 
@@ -142,8 +112,13 @@ public:
     bool runs_warpgroup_kernel() const;  // whether decodes run on the warpgroup kernels (see the options)
 
 private:
+    friend Status decode_all_mips_to_device(const CudaDecoder& decoder, float* device_out, CudaDecodeVariant variant);
     explicit CudaDecoder(std::unique_ptr<cuda_detail::DeviceModel> model);
     std::unique_ptr<cuda_detail::DeviceModel> model_;
 };
+
+// Rounds n floats to FP8 E4M3 on device `device` (spec 2.1: nearest, ties to even, saturating at 448) with the
+// same device function the CUDA decoder uses between layers. Host pointers in and out.
+Status cuda_round_to_fp8_e4m3(int device, const float* in, float* out, size_t n);
 
 }  // namespace nmc

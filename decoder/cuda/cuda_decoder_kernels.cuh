@@ -1,5 +1,5 @@
 // The CUDA decoder's device code: spec 8.2-8.5 input assembly per thread, and the cooperative matmul that runs a
-// warp's 32 texel vectors through every layer with mma.sync. Included by cuda_decoder.cu only; compiled with
+// warp's 32 texel vectors through every layer with mma.sync. Its kernels are launch.cu's; compiled with
 // --fmad=false (spec 2: no multiply-add contraction), so every a * b + c below is two rounded operations.
 //
 // Operand roles (chosen so that no shuffle is needed between layers):
@@ -20,7 +20,7 @@
 // accumulators. Layer 0's input comes from shared memory (each thread writes its own texel's row in natural order)
 // and is read into the same packed form.
 //
-// Weights are converted once (cuda_decoder.cu) into fragment order: for each pair P of n8 tiles and each K chunk,
+// Weights are converted once (device_model.cu) into fragment order: for each pair P of n8 tiles and each K chunk,
 // 512 bytes, lane L's 16 bytes at L * 16 = its B fragment of tile 2P (8 bytes) then of tile 2P + 1, so a warp
 // loads one pair's fragments with one coalesced, bank-conflict-free 16-byte load per lane.
 //

@@ -1,6 +1,6 @@
 // The tiled kernel's device code (Hopper, sm_90a): whole mips of binary16 packs (spec 5.6) of the default network's
-// shape, with spec 8.3's bilinear sums on the tensor cores too. Included by cuda_decoder.cu only (its
-// decode_tiles_kernel), compiled with --fmad=false like the rest.
+// shape, with spec 8.3's bilinear sums on the tensor cores too. Its kernel is launch.cu's
+// decode_tiles_kernel, compiled with --fmad=false like the rest.
 //
 // A warpgroup decodes a tile of 8 x 8 texels of one mip at a time; tile row R (0 .. 63, the wgmma's M) is texel
 // (tile_row_x(R), tile_row_y(R)): warp w owns texel rows 2w and 2w + 1 of the tile, and a lane's rows g and g + 8 of

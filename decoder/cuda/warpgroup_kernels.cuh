@@ -1,7 +1,7 @@
 // The Hopper decoder's device code (sm_90a), for whole mips, error sums and random queries: a warpgroup (4 warps, 128
 // threads) takes 64 texels at a time and runs every layer as wgmma.mma_async, the tensor-core instruction that Hopper
 // issues once per warpgroup and runs asynchronously, instead of a warp's mma.sync per 16 x 8 tile
-// (cuda_decoder_kernels.cuh). Included by cuda_decoder.cu only (its *_warpgroup_kernel functions), compiled with
+// (cuda_decoder_kernels.cuh). Its kernels are launch.cu's *_warpgroup_kernel functions, compiled with
 // --fmad=false like the rest (spec 2). Shared with the warp kernels: spec 8.2-8.5 sampling (sample_level,
 // position_pair), the activation (hgelu_clamped), the E4M3 rounding of every layer input and the staged layer-0 rows.
 //
@@ -14,7 +14,7 @@
 // B (K x N weights) comes from shared memory through a wgmma matrix descriptor, K-major without swizzling: for each
 // K chunk of 16 fp16 inputs (32 bytes a row), N rows cut into core matrices of 8 rows x 16 bytes, each 128 contiguous
 // bytes (row r at 16 r); core matrix (n / 8, kb) at (n / 8) * 256 + kb * 128. The host writes this layout once per
-// pack (warpgroup_weights in cuda_decoder.cu).
+// pack (warpgroup_weights in device_model.cu).
 //
 // Every layer runs on the fp16 wgmma with float32 accumulation, whatever the decoder's path: E4M3 and Int8 weights and
 // the E4M3 inputs are exact in fp16, so the sums are the spec's (8.6 leaves their order free), with the bias as the

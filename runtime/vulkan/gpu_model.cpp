@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/number_formats.h"
-#include "decoder/cpu/reference_math.h"
+#include "decoder/common/reference_math.h"
 #include "format/payload.h"
 #include "runtime/vulkan/shaders/model_layout.h"
 

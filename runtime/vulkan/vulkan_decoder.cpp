@@ -8,7 +8,8 @@
 #include <mutex>
 #include <string>
 
-#include "decoder/cpu/reference_math.h"
+#include "decoder/common/decode_request.h"
+#include "decoder/common/reference_math.h"
 #include "runtime/vulkan/gpu_model.h"
 #include "runtime/vulkan/shaders/model_layout.h"
 #include "runtime/vulkan/texture_decoding.h"
@@ -249,9 +250,7 @@ int VulkanDecoder::channel_count() const {
 
 Result<TextureImage> VulkanDecoder::decode_texture_image(int texture) const {
     Session& s = *session_;
-    if (texture < 0 || texture >= static_cast<int>(s.textures.size()))
-        return Status(StatusCode::invalid_argument, "decode_texture_image: texture " + std::to_string(texture) +
-                                                        " outside 0.." + std::to_string(s.textures.size() - 1));
+    NMC_RETURN_IF_ERROR(check_index("decode_texture_image", "texture", texture, static_cast<int>(s.textures.size())));
     const vulkan_detail::TextureFormat format = vulkan_detail::texture_format(s.textures[static_cast<size_t>(texture)]);
     vulkan_detail::Context& context = *s.context;
     if (!context.format_supports(format.format, VK_FORMAT_FEATURE_TRANSFER_SRC_BIT |
@@ -335,9 +334,7 @@ Result<TextureImage> VulkanDecoder::decode_texture_image(int texture) const {
 
 Status VulkanDecoder::decode_mip_channels(int mip, std::vector<std::vector<float>>& out) const {
     Session& s = *session_;
-    if (mip < 0 || mip >= s.material.mip_count)
-        return Status(StatusCode::invalid_argument, "decode_mip_channels: mip " + std::to_string(mip) + " outside 0.." +
-                                                        std::to_string(s.material.mip_count - 1));
+    NMC_RETURN_IF_ERROR(check_index("decode_mip_channels", "mip", mip, s.material.mip_count));
     const std::lock_guard<std::mutex> lock(s.mutex);
     const size_t w = static_cast<size_t>(s.material.mip_width(mip));
     const int h = s.material.mip_height(mip);
@@ -364,9 +361,7 @@ Status VulkanDecoder::decode_mip_channels(int mip, std::vector<std::vector<float
 
 Result<Image> VulkanDecoder::decode_texture(int texture, int mip) const {
     const Session& s = *session_;
-    if (texture < 0 || texture >= static_cast<int>(s.textures.size()))
-        return Status(StatusCode::invalid_argument, "decode_texture: texture " + std::to_string(texture) +
-                                                        " outside 0.." + std::to_string(s.textures.size() - 1));
+    NMC_RETURN_IF_ERROR(check_index("decode_texture", "texture", texture, static_cast<int>(s.textures.size())));
     std::vector<std::vector<float>> planes;
     NMC_RETURN_IF_ERROR(decode_mip_channels(mip, planes));
     // spec 8.8-8.9 per texel, with the reference decoder's code.

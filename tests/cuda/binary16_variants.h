@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "decoder/cuda/cuda_decoder.h"
+#include "decoder/cuda/cuda_decode_variants.h"
 
 namespace nmc::test {
 

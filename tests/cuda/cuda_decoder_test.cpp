@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/cuda_device.h"
 #include "decoder/cpu/cpu_decoder.h"
-#include "decoder/cuda/cuda_decoder.h"
-#include "decoder/cuda/cuda_device.h"
+#include "decoder/cuda/cuda_decode_variants.h"
 #include "tests/cuda/binary16_variants.h"
 #include "tests/cuda/gpu_requirement.h"
 #include "tests/decoder/random_pack.h"
@@ -441,13 +441,13 @@ TEST(CudaDecoder, TimingVariantsRefuseBinary16Packs) {
     const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::automatic);
     float* device_out = nullptr;
     ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
-    EXPECT_TRUE(gpu.decode_all_mips_to_device(device_out, CudaDecodeVariant::full).ok());
+    EXPECT_TRUE(decode_all_mips_to_device(gpu, device_out, CudaDecodeVariant::full).ok());
     for (CudaDecodeVariant variant :
          {CudaDecodeVariant::full_3_blocks, CudaDecodeVariant::binary16_activation_and_sampling,
           CudaDecodeVariant::warpgroup_4_blocks, CudaDecodeVariant::tensor_sampling_binary16,
           CudaDecodeVariant::tiled_without_activation, CudaDecodeVariant::tiled_without_stores,
           CudaDecodeVariant::tiled_without_sampling}) {
-        const Status s = gpu.decode_all_mips_to_device(device_out, variant);
+        const Status s = decode_all_mips_to_device(gpu, device_out, variant);
         EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant) << ": " << s.to_string();
     }
     cudaFree(device_out);
@@ -466,11 +466,11 @@ TEST(CudaDecoder, TiledBreakdownVariantsRefuseOtherWidths) {
     if (!gpu.runs_warpgroup_kernel()) GTEST_SKIP() << "no tiled kernel on this device or build";
     float* device_out = nullptr;
     ASSERT_EQ(cudaMalloc(&device_out, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
-    EXPECT_TRUE(gpu.decode_all_mips_to_device(device_out, CudaDecodeVariant::tensor_sampling_binary16).ok());
+    EXPECT_TRUE(decode_all_mips_to_device(gpu, device_out, CudaDecodeVariant::tensor_sampling_binary16).ok());
     for (CudaDecodeVariant variant :
          {CudaDecodeVariant::tiled_without_activation, CudaDecodeVariant::tiled_without_stores,
           CudaDecodeVariant::tiled_without_sampling}) {
-        const Status s = gpu.decode_all_mips_to_device(device_out, variant);
+        const Status s = decode_all_mips_to_device(gpu, device_out, variant);
         EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant) << ": " << s.to_string();
     }
     cudaFree(device_out);
@@ -502,7 +502,7 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
               CudaDecodeVariant::tiled_without_stores, CudaDecodeVariant::tiled_without_sampling}) {
             // NaN everywhere first: what a variant leaves unwritten stays NaN.
             ASSERT_EQ(cudaMemset(device_out, 0xFF, gpu.device_output_floats() * sizeof(float)), cudaSuccess);
-            const Status s = gpu.decode_all_mips_to_device(device_out, variant);
+            const Status s = decode_all_mips_to_device(gpu, device_out, variant);
             if (test::is_warpgroup_variant(variant) && !gpu.runs_warpgroup_kernel()) {
                 EXPECT_EQ(s.code(), StatusCode::invalid_argument) << to_string(variant);
                 continue;
@@ -544,7 +544,7 @@ TEST(CudaDecoder, TimingVariantsRunOnTheFastKernelOnly) {
             EXPECT_LT(d.largest, 0.1) << to_string(variant);
         }
         const CudaDecoder gpu_wide = make_cuda(wide, path);
-        EXPECT_EQ(gpu_wide.decode_all_mips_to_device(nullptr, CudaDecodeVariant::network_only).code(),
+        EXPECT_EQ(decode_all_mips_to_device(gpu_wide, nullptr, CudaDecodeVariant::network_only).code(),
                   StatusCode::invalid_argument);
     }
 }
@@ -586,7 +586,7 @@ TEST(CudaDecoder, TensorSamplingVariantStaysCloseToTheSpecOnEveryShape) {
         ASSERT_TRUE(gpu.decode_all_mips_to_device(device_out).ok());
         ASSERT_EQ(cudaMemcpy(spec.data(), device_out, spec.size() * sizeof(float), cudaMemcpyDeviceToHost),
                   cudaSuccess);
-        const Status s = gpu.decode_all_mips_to_device(device_out, CudaDecodeVariant::tensor_sampling_binary16);
+        const Status s = decode_all_mips_to_device(gpu, device_out, CudaDecodeVariant::tensor_sampling_binary16);
         if (!gpu.runs_warpgroup_kernel()) {
             EXPECT_EQ(s.code(), StatusCode::invalid_argument);
         } else {

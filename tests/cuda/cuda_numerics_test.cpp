@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "core/number_formats.h"
-#include "decoder/cuda/cuda_device.h"
+#include "cuda/cuda_device.h"
+#include "decoder/cuda/cuda_decoder.h"
 #include "tests/cuda/gpu_requirement.h"
 
 namespace nmc {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "decoder/cuda/cuda_device.h"
+#include "cuda/cuda_device.h"
 #include "format/pack.h"
 #include "tests/cuda/gpu_requirement.h"
 #include "tests/validate/constant_pack.h"

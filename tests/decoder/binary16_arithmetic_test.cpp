@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/number_formats.h"
+#include "decoder/common/reference_math.h"
 #include "decoder/cpu/cpu_decoder.h"
 #include "decoder/cpu/decoder_model.h"
-#include "decoder/cpu/reference_math.h"
 #include "tests/decoder/binary16_reference.h"
 #include "tests/decoder/random_pack.h"
 

@@ -2,7 +2,7 @@
 // activation corners, the normal reconstruction of spec 8.8, the source-channel mapping of 8.9, and 8.10.
 #include <gtest/gtest.h>
 
-#include "decoder/cpu/reference_math.h"
+#include "decoder/common/reference_math.h"
 
 namespace nmc {
 namespace {
@@ -80,11 +80,11 @@ TEST(ReferenceMath, SourceChannelsApplyNormalThenInvertAndConstants) {
 
 TEST(ReferenceMath, QuantiseUnormRoundsHalfUpAndClamps) {
     // spec 8.10: floor(min(max(v, 0), 1) * 255 + 0.5).
-    EXPECT_EQ(quantise_unorm(-0.5f, 255), 0u);
-    EXPECT_EQ(quantise_unorm(1.5f, 255), 255u);
-    EXPECT_EQ(quantise_unorm(0.5f, 255), 128u);  // 127.5 + 0.5
-    EXPECT_EQ(quantise_unorm(1.0f / 255.0f, 255), 1u);
-    EXPECT_EQ(quantise_unorm(0.5f, 65535), 32768u);  // 32767.5 + 0.5
+    EXPECT_EQ(quantize_u8(-0.5f), 0u);
+    EXPECT_EQ(quantize_u8(1.5f), 255u);
+    EXPECT_EQ(quantize_u8(0.5f), 128u);  // 127.5 + 0.5
+    EXPECT_EQ(quantize_u8(1.0f / 255.0f), 1u);
+    EXPECT_EQ(quantize_u16(0.5f), 32768u);  // 32767.5 + 0.5
 }
 
 }  // namespace

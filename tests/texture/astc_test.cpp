@@ -17,7 +17,7 @@
 #include "material/image_io.h"
 #include "texture/astc.h"
 #include "texture/format_choice.h"
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc::texture {
 namespace {

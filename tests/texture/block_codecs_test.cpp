@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "material/image_io.h"
+#include "quality/quality_measurement.h"
 #include "texture/block_codecs.h"
 #include "texture/block_image.h"
-#include "validate/quality_measurement.h"
 
 namespace nmc::texture {
 namespace {

@@ -10,7 +10,7 @@
 #include "core/number_formats.h"
 #include "decoder/cpu/cpu_decoder.h"
 #include "material/image_io.h"
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc::testing {
 
@@ -110,7 +110,7 @@ Status store_measured_quality(Pack& pack, const std::string& folder) {
     if (!reference.ok()) return reference.status();
     auto decoder = CpuDecoder::create(pack);
     if (!decoder.ok()) return decoder.status();
-    auto quality = measure_quality(decoder.value(), pack, reference.value());
+    auto quality = measure_quality(cpu_pack_decoder(decoder.value()), pack, reference.value());
     if (!quality.ok()) return quality.status();
     auto bytes = write_pack(pack);
     if (!bytes.ok()) return bytes.status();

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "material/material.h"
+#include "quality/quality_measurement.h"
 #include "tests/validate/constant_pack.h"
-#include "validate/quality_measurement.h"
 
 namespace nmc {
 namespace {
@@ -51,7 +51,7 @@ ReferenceMaterial reference_in_memory(const Pack& pack, const std::vector<Image>
 Result<QualityMeasurement> measure(const Pack& pack, const ReferenceMaterial& ref) {
     auto decoder = CpuDecoder::create(pack, {1, CpuIsa::automatic});
     if (!decoder.ok()) return decoder.status();
-    return measure_quality(decoder.value(), pack, ref);
+    return measure_quality(cpu_pack_decoder(decoder.value()), pack, ref);
 }
 
 TEST(PsnrFromMse, DefinitionAndLosslessCap) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 namespace nmc {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/number_formats.h"
-#include "decoder/cpu/reference_math.h"
+#include "decoder/common/reference_math.h"
 #include "runtime/vulkan/vulkan_context.h"
 #include "tests/vulkan/spirv/arithmetic_probe.h"
 

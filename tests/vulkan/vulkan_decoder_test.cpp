@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/number_formats.h"
+#include "decoder/common/reference_math.h"
 #include "decoder/cpu/cpu_decoder.h"
-#include "decoder/cpu/reference_math.h"
 #include "format/pack.h"
 #include "runtime/vulkan/vulkan_decoder.h"
 #include "tests/decoder/random_pack.h"
@@ -277,10 +277,10 @@ void append_file_value(SampleType type, float v, std::vector<uint8_t>& out) {
     uint32_t code = 0;
     int bytes = 4;
     if (type == SampleType::uint8) {
-        code = quantise_unorm(v, 255);
+        code = quantize_u8(v);
         bytes = 1;
     } else if (type == SampleType::uint16) {
-        code = quantise_unorm(v, 65535);
+        code = quantize_u16(v);
         bytes = 2;
     } else if (type == SampleType::float16) {
         code = float_to_fp16(v);

@@ -1,5 +1,5 @@
 // The spec section 8 steps of reference_math.h that are too long to inline; each quotes the step it implements.
-#include "decoder/cpu/reference_math.h"
+#include "decoder/common/reference_math.h"
 
 #include <cmath>
 

@@ -33,8 +33,4 @@ int cuda_device_count();
 // Properties of device `index`; backend_unavailable when it does not exist.
 Result<CudaDeviceInfo> query_cuda_device(int index);
 
-// Rounds n floats to FP8 E4M3 on device `device` (spec 2.1: nearest, ties to even, saturating at 448) with the
-// same device function the CUDA decoder uses between layers. Host pointers in and out.
-Status cuda_round_to_fp8_e4m3(int device, const float* in, float* out, size_t n);
-
 }  // namespace nmc

@@ -10,7 +10,6 @@
 
 #include "core/image.h"
 #include "core/status.h"
-#include "decoder/cpu/cpu_decoder.h"
 #include "decoder/pack_decoder.h"
 #include "format/pack.h"
 #include "material/material.h"
@@ -137,13 +136,6 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
 // The same from reference planes (planes[m][c]: mip m of pack channel c, normalised to [0, 1] as
 // Material::mips) and the mip-0 source images, for callers that already hold the planes (the compressor).
 Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pack& pack,
-                                           const std::vector<std::vector<std::vector<float>>>& planes,
-                                           const std::vector<Image>& source_images);
-
-// The two above with the CPU decoder.
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
-                                           const ReferenceMaterial& reference);
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
                                            const std::vector<std::vector<std::vector<float>>>& planes,
                                            const std::vector<Image>& source_images);
 

@@ -1,11 +1,11 @@
 // Measures a decoded pack against its sources (definitions in quality_measurement.h and docs/cli.md).
-#include "validate/quality_measurement.h"
+#include "quality/quality_measurement.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "decoder/cpu/reference_math.h"
+#include "decoder/common/reference_math.h"
 #include "material/image_io.h"
 
 namespace nmc {
@@ -182,17 +182,6 @@ std::vector<Image> source_images_from_planes(const Pack& pack,
     return images;
 }
 
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
-                                           const ReferenceMaterial& reference) {
-    return measure_quality(cpu_pack_decoder(decoder), pack, reference);
-}
-
-Result<QualityMeasurement> measure_quality(const CpuDecoder& decoder, const Pack& pack,
-                                           const std::vector<std::vector<std::vector<float>>>& planes,
-                                           const std::vector<Image>& source_images) {
-    return measure_quality(cpu_pack_decoder(decoder), pack, planes, source_images);
-}
-
 Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pack& pack,
                                            const ReferenceMaterial& reference) {
     const Material& source = reference.material;
@@ -296,8 +285,8 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
                 const double b = normalised(src.pixels[i * n + ch], lo, hi);
                 sse += (a - b) * (a - b);
                 moments[ch].add(a, b);
-                const auto qa = static_cast<int>(quantise_unorm(static_cast<float>(a), 255));
-                const auto qb = static_cast<int>(quantise_unorm(static_cast<float>(b), 255));
+                const auto qa = static_cast<int>(quantize_u8(static_cast<float>(a)));
+                const auto qb = static_cast<int>(quantize_u8(static_cast<float>(b)));
                 sse8 += static_cast<double>((qa - qb) * (qa - qb));
                 tq.max_abs_error8 = std::max(tq.max_abs_error8, std::abs(qa - qb));
             }

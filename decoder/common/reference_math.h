@@ -170,9 +170,4 @@ NormalChannels normal_from_xyz(float va, float vb, float vc);
 // to out) from that texel's pack-channel values (after 8.7). The layout must be valid (spec 5.4).
 void source_channel_values(const TextureLayout& texture, const float* pack_values, float* out);
 
-// spec 8.10: the code a uint8 (max_code 255) or uint16 (65535) file stores: floor(min(max(v, 0), 1) * max + 0.5).
-inline uint32_t quantise_unorm(float v, uint32_t max_code) {
-    return static_cast<uint32_t>(std::floor(spec_min(spec_max(v, 0.0f), 1.0f) * static_cast<float>(max_code) + 0.5f));
-}
-
 }  // namespace nmc
