@@ -113,6 +113,7 @@ struct TextureQualityDetail {
     int max_abs_error8 = 0;          // largest 8-bit code difference at mip 0
     double mean_angle_deg = -1;      // normal maps: mean angle between decoded and source normals at mip 0
     TextureStructure structure;      // mip 0, every file channel
+    double hdr_psnr_db = -1;         // HDR maps: hdr_psnr_db() at mip 0; -1 for other maps
 };
 
 struct QualityMeasurement {
@@ -126,6 +127,13 @@ struct QualityMeasurement {
 
 // PSNR in dB of a mean squared error of values in [0, 1]; 99 (spec 5.8's "lossless") for mse <= 0.
 double psnr_from_mse(double mse);
+
+// The quality of an HDR map (core/hlg.h is_hdr_map() of its source) as the eye sees it: the PSNR, over every file
+// channel and texel, of the HLG-encoded values hlg_encode(v / peak), peak the source's largest value. A linear PSNR
+// divides the error by the peak, so black areas that glow at a few percent of it go unnoticed; on the HLG curve (a
+// square root near black, a logarithm above 1/12 of the peak) an error counts for more the darker the texel. -1 when `source` is not an HDR map (or the
+// images differ in size). Measured the same whether the pack stores the map HLG-encoded or linear.
+double hdr_psnr_db(const TextureLayout& layout, const Image& source, const Image& decoded);
 
 // Decodes every mip of `pack` with `decoder` (CPU or CUDA) and compares it with `reference`. invalid_argument if
 // the reference does not match the pack's size, mips or channels.

@@ -331,6 +331,7 @@ std::string validation_report_json(const ValidationReport& r) {
                     {"channels", t.channels}, {"psnr8_mip0_db", t.psnr8_mip0_db}, {"channels8", t.channels8},
                     {"max_abs_error8", t.max_abs_error8}};
             if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            if (t.hdr_psnr_db >= 0) tj["hdr_psnr_db"] = t.hdr_psnr_db;
             tj["structure"] = structure_json(t.structure);
             textures.push_back(std::move(tj));
         }
