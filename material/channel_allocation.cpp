@@ -84,13 +84,16 @@ Result<std::vector<PackChannel>> allocate_channels(std::vector<AllocationInput>&
             continue;
         }
         // An HDR map (float values beyond [0, 1], none negative) is stored HLG-encoded relative to its peak
-        // (spec 8.9), so the pack's error scales with the value and black stays black.
+        // (spec 8.9), so the pack's error scales with the value and black stays black. A gloss channel stored as
+        // roughness (an invert) keeps it linear: spec 5.4 allows no invert in an HLG texture.
         float min = input.stats.front().min, max = input.stats.front().max;
-        for (const ChannelStats& s : input.stats) {
-            min = std::min(min, s.min);
-            max = std::max(max, s.max);
+        bool inverts = false;
+        for (size_t i = 0; i < n; ++i) {
+            min = std::min(min, input.stats[i].min);
+            max = std::max(max, input.stats[i].max);
+            inverts = inverts || (gloss_to_roughness && layout.channels[i].semantic == Semantic::glossiness);
         }
-        const bool hdr = !gloss_to_roughness && is_hdr_map(layout.sample_type, min, max);
+        const bool hdr = !inverts && is_hdr_map(layout.sample_type, min, max);
         if (hdr) {
             layout.value_encoding = ValueEncoding::hlg;
             layout.peak = max;

@@ -21,8 +21,8 @@ struct ErrorSum {
     double mse() const { return texels > 0 ? sse / texels : 0; }
 };
 
-// The value range a file channel is measured in: [0, peak] in an HLG-encoded texture, else its pack channel's range,
-// [0, 1] otherwise.
+}  // namespace
+
 void channel_range(const Pack& pack, const TextureLayout& layout, const ChannelSource& source, float& lo, float& hi) {
     lo = 0.0f;
     hi = 1.0f;
@@ -33,6 +33,8 @@ void channel_range(const Pack& pack, const TextureLayout& layout, const ChannelS
         hi = pack.channels[static_cast<size_t>(source.pack_channel)].hi;
     }
 }
+
+namespace {
 
 double normalised(float v, float lo, float hi) { return (static_cast<double>(v) - lo) / (static_cast<double>(hi) - lo); }
 

@@ -125,6 +125,10 @@ struct QualityMeasurement {
     double max_abs_error = 0;           // over every pack channel and mip, [0, 1] units
 };
 
+// The value range [lo, hi] a file channel of `layout` (a texture of `pack`) is measured in: [0, peak] for every
+// channel of an HLG-encoded texture; else its pack channel's range, or [0, 1] for a constant or a rebuilt normal Z.
+void channel_range(const Pack& pack, const TextureLayout& layout, const ChannelSource& source, float& lo, float& hi);
+
 // PSNR in dB of a mean squared error of values in [0, 1]; 99 (spec 5.8's "lossless") for mse <= 0.
 double psnr_from_mse(double mse);
 
