@@ -270,6 +270,7 @@ Json record_json(const MaterialRecord& r) {
     for (const IgnoredImage& i : r.ignored_images) ignored.push_back({{"file", i.file}, {"reason", i.reason}});
     j["ignored_images"] = std::move(ignored);
     j["warnings"] = r.warnings;
+    j["collapsed_textures"] = r.collapsed;
     j["seconds"] = r.seconds;
     j["sources"] = sources_json(r.sources);
     return j;
@@ -318,6 +319,8 @@ Result<MaterialRecord> read_record(const std::string& path) {
             r.textures.push_back({t.at("texture").get<std::string>(), t.at("psnr_db").get<double>(),
                                   t.value("psnr8_mip0_db", 0.0)});
         if (j.contains("warnings")) r.warnings = j.at("warnings").get<std::vector<std::string>>();
+        if (j.contains("collapsed_textures"))
+            r.collapsed = j.at("collapsed_textures").get<std::vector<std::string>>();
         // Required: a record from before the list existed cannot say which images its pack left out, so the
         // material is compressed again (and gets one).
         for (const Json& i : j.at("ignored_images"))
@@ -509,7 +512,7 @@ std::string settings_flags(const BatchReportContext& context) {
     return text;
 }
 
-// The totals row: counts by status; over the rows with a pack (ok, skipped, failed by --min-psnr) the sums of bytes,
+// The totals row: counts by status and of collapsed textures; over the rows with a pack (ok, skipped, failed by --min-psnr) the sums of bytes,
 // the rate and ratios of the sums, the lowest PSNR and PSNR8 and the worst texture; the time of the materials run now.
 struct ReportTotals {
     std::map<std::string, int> counts = {{"ok", 0}, {"skipped", 0}, {"failed", 0}, {"pending", 0}};
@@ -520,10 +523,12 @@ struct ReportTotals {
     double min_psnr_db = 0, min_psnr8_mip0_db = 0;
     std::string worst;  // "material/texture": the texture with the lowest PSNR of all
     double worst_psnr_db = 0;
+    size_t collapsed = 0;  // collapsed textures over all materials
 
     explicit ReportTotals(const std::vector<MaterialRecord>& records) {
         for (const MaterialRecord& r : records) {
             ++counts[r.status];
+            collapsed += r.collapsed.size();
             seconds += r.status == "skipped" ? 0.0 : r.seconds;
             if (r.pack_bytes == 0) continue;  // no pack: failed before one was written, or pending
             source_bytes += r.source_bytes;
@@ -557,7 +562,7 @@ std::string csv_report(const std::vector<MaterialRecord>& records, const ReportT
     for (const MaterialRecord& r : records) texture_columns = std::max(texture_columns, r.textures.size());
     std::string csv = "material,status,maps,width,height,source_bytes,bcn_bytes,pack_bytes,bits_per_texel,"
                       "ratio_vs_source,ratio_vs_bcn,psnr_db,psnr8_mip0_db,worst_texture,worst_texture_psnr_db,seconds,"
-                      "error,ignored_images,warnings";
+                      "error,ignored_images,warnings,collapsed_textures";
     for (size_t t = 1; t <= texture_columns; ++t)
         csv += ",texture" + std::to_string(t) + ",texture" + std::to_string(t) + "_psnr_db";
     csv += "\n";
@@ -580,7 +585,8 @@ std::string csv_report(const std::vector<MaterialRecord>& records, const ReportT
             csv += ",,";
         }
         std::snprintf(line, sizeof line, "%.1f,", r.seconds);
-        csv += line + csv_field(r.error) + "," + csv_field(ignored_images_text(r)) + "," + csv_field(joined(r.warnings));
+        csv += line + csv_field(r.error) + "," + csv_field(ignored_images_text(r)) + "," + csv_field(joined(r.warnings)) +
+               "," + csv_field(joined(r.collapsed));
         for (size_t t = 0; t < texture_columns; ++t) {
             if (t < r.textures.size()) {
                 std::snprintf(line, sizeof line, ",%.3f", r.textures[t].psnr_db);
@@ -606,7 +612,7 @@ std::string csv_report(const std::vector<MaterialRecord>& records, const ReportT
     } else {
         csv += ",,,,";
     }
-    std::snprintf(line, sizeof line, "%.1f,,,", totals.seconds);
+    std::snprintf(line, sizeof line, "%.1f,,,,", totals.seconds);
     csv += line + std::string(texture_columns * 2, ',') + "\n";
     return csv;
 }
@@ -680,6 +686,7 @@ Status write_reports(const std::string& out_dir, const std::string& stem, const 
                         {"worst_texture", totals.any_pack ? Json({{"texture", totals.worst},
                                                                   {"psnr_db", totals.worst_psnr_db}})
                                                           : Json(nullptr)},
+                        {"collapsed_textures", totals.collapsed},
                         {"seconds", totals.seconds}};
     report["materials"] = std::move(materials);
     NMC_RETURN_IF_ERROR(write_text_atomically((fs::path(out_dir) / (stem + ".json")).string(), report.dump(2) + "\n"));
@@ -733,11 +740,15 @@ Status write_reports(const std::string& out_dir, const std::string& stem, const 
     std::snprintf(line, sizeof line, " | | %.1f | %d of %zu done |\n", totals.seconds,
                   totals.counts.at("ok") + totals.counts.at("skipped"), records.size());
     md += line;
-    std::string left_out, warnings;
+    std::string left_out, warnings, collapsed;
     for (const MaterialRecord& r : records) {
         for (const IgnoredImage& i : r.ignored_images) left_out += "- " + r.relative + ": " + i.file + ": " + i.reason + "\n";
         for (const std::string& w : r.warnings) warnings += "- " + r.relative + ": " + w + "\n";
+        if (!r.collapsed.empty()) collapsed += "- " + r.relative + ": " + joined(r.collapsed) + "\n";
     }
+    if (!collapsed.empty())
+        md += "\n## Collapsed maps\n\nDecoded nearly flat (`nmc validate`'s collapse rule; the warnings say why): "
+              "raise their loss_weight in a manifest or the --bpp.\n\n" + collapsed;
     if (!left_out.empty()) md += "\n## Images left out of the packs\n\n" + left_out;
     if (!warnings.empty()) md += "\n## Warnings\n\n" + warnings;
     NMC_RETURN_IF_ERROR(write_text_atomically((fs::path(out_dir) / (stem + ".md")).string(), md));

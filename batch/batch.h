@@ -118,6 +118,8 @@ struct MaterialRecord {
     std::vector<TextureRow> textures;
     std::vector<IgnoredImage> ignored_images;  // ok: images of the material's folder that are not in the pack
     std::vector<std::string> warnings;         // ok: `nmc compress`'s warnings (maps resampled, images left out, ...)
+    // ok: the textures `nmc compress` found collapsed (nmc validate's collapse rule: decoded nearly flat), by name.
+    std::vector<std::string> collapsed;
     double seconds = 0;         // wall time of the child process
 };
 
@@ -218,9 +220,10 @@ struct BatchReportContext {
 
 // OUT/<stem>.json (the nmc version, the settings, every record field and the worst texture, plus totals),
 // OUT/<stem>.md (the version and settings; a table: material, maps, resolution, source bytes, BCn bytes, pack bytes,
-// bpp, ratio, PSNR, PSNR8, worst texture, PSNR per texture, time, status; a totals row; then lists of the images
-// left out of packs and of compress's warnings) and OUT/<stem>.csv (the same columns, the warnings and the images
-// left out, one texture PSNR column per texture slot, and a totals row, for spreadsheets), atomically.
+// bpp, ratio, PSNR, PSNR8, worst texture, PSNR per texture, time, status; a totals row; then lists of the collapsed
+// maps per material, of the images left out of packs and of compress's warnings) and OUT/<stem>.csv (the same
+// columns, the warnings, the images left out and the collapsed textures, one texture PSNR column per texture slot,
+// and a totals row, for spreadsheets), atomically.
 Status write_reports(const std::string& out_dir, const std::string& stem, const std::vector<MaterialRecord>& records,
                      const BatchReportContext& context);
 

@@ -213,6 +213,11 @@ MaterialRecord finished_record(const BatchJob& job, const Running& r, int wait_s
     if (j.contains("warnings") && j["warnings"].is_array())
         for (const Json& w : j["warnings"])
             if (w.is_string()) rec.warnings.push_back(w.get<std::string>());
+    if (j.contains("textures") && j["textures"].is_array())
+        for (const Json& t : j["textures"])
+            if (t.is_object() && t.value("texture", Json()).is_string() && t.contains("structure") &&
+                t["structure"].is_object() && t["structure"].value("collapsed", false) == true)
+                rec.collapsed.push_back(t["texture"].get<std::string>());
     const Status filled = fill_record_from_pack(job.material.output, rec);
     rec.status = filled.ok() ? "ok" : "failed";
     if (!filled.ok()) rec.error = "the written pack does not read back: " + filled.to_string();

@@ -411,6 +411,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
                       {"psnr_db", q.psnr_db},   {"psnr8_mip0_db", q.psnr8_mip0_db},
                       {"channel_psnr_db", q.channels}, {"mip_psnr_db", q.mips}};
             if (q.mean_angle_deg >= 0) e["mean_angle_deg"] = q.mean_angle_deg;
+            if (result->hdr_psnr_db[t] >= 0) e["hdr_psnr_db"] = result->hdr_psnr_db[t];
             e["structure"] = Json::parse(texture_structure_json(result->structure[t]));
             textures.push_back(e);
         }
@@ -442,6 +443,7 @@ int run_compress(const CompressCliOptions& o, int verbosity) {
         else
             std::printf(" %6s %8s %9s", "-", "-", "-");
         if (q.mean_angle_deg >= 0) std::printf("   mean angle %.2f deg", q.mean_angle_deg);
+        if (result->hdr_psnr_db[t] >= 0) std::printf("   HDR PSNR %.2f dB", result->hdr_psnr_db[t]);
         if (st.collapsed) std::printf("   COLLAPSED");
         std::printf("\n");
         if (verbosity > 1) {

@@ -181,6 +181,8 @@ void print_text(const std::string& path, const Pack& pack, const ContainerInfo& 
         std::printf("    file       %s (%s, %s, %s)\n", t.file_name.c_str(), t.file_format.c_str(),
                     to_string(t.sample_type), to_string(t.color_space));
         std::printf("    semantic   %s\n", t.semantic_label().c_str());
+        if (t.value_encoding == ValueEncoding::hlg)
+            std::printf("    encoding   hlg, peak %g (HDR values stored on the HLG curve)\n", static_cast<double>(t.peak));
         if (t.holds_normals())
             std::printf("    normal     mode %s, convention %s\n",
                         t.normal_mode == NormalMode::none ? "none (stored as 3 plain channels)" : to_string(t.normal_mode),

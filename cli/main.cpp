@@ -81,8 +81,8 @@ int main(int argc, char** argv) {
                  "(latent grids + a small FP8 network) and decodes, inspects and validates them.",
                  "nmc"};
     app.set_version_flag("--version", std::string("nmc ") + NMC_VERSION_STRING + " (format " +
-                                          std::to_string(nmc::kFormatVersionMajorArithmetic) +
-                                          ".0; reads 1.x and 2.x)");
+                                          std::to_string(nmc::kFormatVersionMajorValueEncoding) +
+                                          ".0; reads 1.x to 3.x)");
     app.require_subcommand(1);
     app.fallthrough();
 

@@ -85,6 +85,10 @@ Json to_json(const MaterialScan& scan) {
         tj["color_space"] = to_string(l.color_space);
         tj["normal_mode"] = to_string(l.normal_mode);
         tj["normal_convention"] = to_string(l.normal_convention);
+        if (l.value_encoding != ValueEncoding::none) {
+            tj["value_encoding"] = to_string(l.value_encoding);
+            tj["peak"] = l.peak;
+        }
         tj["source_sha256"] = l.source_sha256;
         tj["channels"] = channels;
         textures.push_back(tj);
@@ -116,6 +120,8 @@ void print_text(const MaterialScan& scan) {
         if (l.holds_normals())
             std::printf(", normals %s %s", to_string(l.normal_convention),
                         l.normal_mode == NormalMode::none ? "stored" : to_string(l.normal_mode));
+        if (l.value_encoding == ValueEncoding::hlg)
+            std::printf(", HDR: stored on the HLG curve, peak %g", static_cast<double>(l.peak));
         std::printf("\n");
         for (size_t c = 0; c < l.channels.size(); ++c)
             std::printf("    [%zu] %-18s <- %s\n", c, to_string(l.channels[c].semantic),

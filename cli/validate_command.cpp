@@ -69,8 +69,9 @@ void print_report(const ValidationReport& r, int verbosity) {
                 std::printf(" %6s %8s %8s", "-", "-", "-");
             if (t.mean_angle_deg >= 0)
                 std::printf(" %10.3f", t.mean_angle_deg);
-            else if (st.collapsed)
+            else if (st.collapsed || t.hdr_psnr_db >= 0)
                 std::printf(" %10s", "");
+            if (t.hdr_psnr_db >= 0) std::printf("  HDR PSNR %.2f dB", t.hdr_psnr_db);
             if (st.collapsed) std::printf("  COLLAPSED");
             std::printf("\n");
         }

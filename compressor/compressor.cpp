@@ -812,7 +812,10 @@ Result<CompressResult> finish_compression(Compressor& compressor, const Training
     result.trainer = compressor.trainer_path();
     result.training_seconds = result.pack.encoder.training_seconds;
     result.quantisation = compressor.quantisation_trace();
-    for (const TextureQualityDetail& t : quality->textures) result.structure.push_back(t.structure);
+    for (const TextureQualityDetail& t : quality->textures) {
+        result.structure.push_back(t.structure);
+        result.hdr_psnr_db.push_back(t.hdr_psnr_db);
+    }
     // The stored bits per texel describe the final file, whose size depends (slightly) on that number: settle it.
     std::vector<uint8_t> file = std::move(*first);
     for (int attempt = 0; attempt < 4; ++attempt) {

@@ -186,6 +186,8 @@ struct CompressResult {
     // Per texture (pack.textures order), measured on the decoded file: whether it kept its source's structure
     // (correlation, contrast, the constant-image floor and the collapse rule of quality/quality_measurement.h).
     std::vector<TextureStructure> structure;
+    // Per texture: the HDR map quality (quality/quality_measurement.h hdr_psnr_db()), -1 for other maps.
+    std::vector<double> hdr_psnr_db;
 };
 
 // Train, export, write, read back, decode with the CPU decoder, measure, and serialise again with the

@@ -35,6 +35,8 @@ const std::pair<NormalConvention, const char*> kConventions[] = {{NormalConventi
                                                                  {NormalConvention::directx, "directx"}};
 const std::pair<NormalMode, const char*> kNormalModes[] = {
     {NormalMode::none, "none"}, {NormalMode::xy, "xy"}, {NormalMode::xyz, "xyz"}};
+const std::pair<ValueEncoding, const char*> kValueEncodings[] = {{ValueEncoding::none, "none"},
+                                                                 {ValueEncoding::hlg, "hlg"}};
 const std::pair<SampleType, const char*> kSampleTypes[] = {{SampleType::uint8, "uint8"},
                                                            {SampleType::uint16, "uint16"},
                                                            {SampleType::float16, "float16"},
@@ -54,6 +56,8 @@ std::optional<NormalConvention> normal_convention_from_string(const std::string&
 }
 const char* to_string(NormalMode m) { return name_of(kNormalModes, m); }
 std::optional<NormalMode> normal_mode_from_string(const std::string& s) { return lookup(kNormalModes, s); }
+const char* to_string(ValueEncoding e) { return name_of(kValueEncodings, e); }
+std::optional<ValueEncoding> value_encoding_from_string(const std::string& s) { return lookup(kValueEncodings, s); }
 const char* to_string(SampleType t) { return name_of(kSampleTypes, t); }
 std::optional<SampleType> sample_type_from_string(const std::string& s) { return lookup(kSampleTypes, s); }
 

@@ -34,6 +34,13 @@ enum class ColorSpace { linear, srgb };
 const char* to_string(ColorSpace c);
 std::optional<ColorSpace> color_space_from_string(const std::string& s);
 
+// How a texture's pack values encode its values (spec 5.4 value_encoding, 8.9). HDR maps (float values beyond
+// [0, 1]) are stored through the HLG curve (core/hlg.h), so that error in the pack is relative to the value and black
+// stays black, instead of an absolute error spread over the whole range.
+enum class ValueEncoding { none, hlg };
+const char* to_string(ValueEncoding e);
+std::optional<ValueEncoding> value_encoding_from_string(const std::string& s);
+
 // Normal-map Y convention of the source file. Packs always hold OpenGL (+Y); DirectX files have their Y
 // channel inverted on the way in and on the way out (ChannelSource::invert).
 enum class NormalConvention { opengl, directx };
@@ -80,6 +87,8 @@ struct TextureLayout {
     ColorSpace color_space = ColorSpace::linear;
     NormalConvention normal_convention = NormalConvention::opengl;
     NormalMode normal_mode = NormalMode::none;
+    ValueEncoding value_encoding = ValueEncoding::none;
+    float peak = 0;                // value_encoding hlg: the value that pack value 1 decodes to (finite, > 0)
     std::vector<ChannelSource> channels;  // one per channel of the source file, in file order (1..4)
     std::string source_sha256;     // hex SHA-256 of the source file's bytes, "" if unknown
 

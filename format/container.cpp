@@ -349,12 +349,12 @@ std::vector<LoadedSection> read_container(const uint8_t* data, size_t size, Cont
     const uint32_t header_crc = r.u32();
 
     // spec 11: the version before the checksum, since another major may lay its header out differently.
-    if (info.version_major != kFormatVersionMajorFloat32 && info.version_major != kFormatVersionMajorArithmetic) {
+    if (info.version_major < kFormatVersionMajorFloat32 || info.version_major > kFormatVersionMajorValueEncoding) {
         problems.add(Status(StatusCode::version_unsupported,
                             "format version " + std::to_string(info.version_major) + "." +
                                 std::to_string(info.version_minor) + " is not supported (this reader reads " +
-                                std::to_string(kFormatVersionMajorFloat32) + ".x and " +
-                                std::to_string(kFormatVersionMajorArithmetic) + ".x)"));
+                                std::to_string(kFormatVersionMajorFloat32) + ".x to " +
+                                std::to_string(kFormatVersionMajorValueEncoding) + ".x)"));
         return sections;
     }
     const uint32_t computed_header_crc = crc32c(data, 60);

@@ -333,6 +333,15 @@ Status parse_textures(const ObjectReader& top, std::vector<TextureLayout>& textu
         NMC_RETURN_IF_ERROR(o.enumeration("color_space", t.color_space, color_space_from_string, "'srgb' or 'linear'"));
         NMC_RETURN_IF_ERROR(
             o.enumeration("normal_mode", t.normal_mode, normal_mode_from_string, "'none', 'xy' or 'xyz'"));
+        // value_encoding is optional ('none'); peak is required with 'hlg' and ignored otherwise.
+        if (o.find("value_encoding"))
+            NMC_RETURN_IF_ERROR(o.enumeration("value_encoding", t.value_encoding, value_encoding_from_string,
+                                              "'none' or 'hlg'"));
+        if (t.value_encoding == ValueEncoding::hlg) {
+            double peak = 0;
+            NMC_RETURN_IF_ERROR(o.number("peak", peak));
+            t.peak = to_float(peak);
+        }
         // Informational keys: their type is checked, an unexpected value is not an error.
         std::string convention;
         NMC_RETURN_IF_ERROR(o.string("normal_convention", convention));
@@ -515,16 +524,22 @@ Result<std::string> metadata_to_json(const Pack& pack) {
             }
             sources.push_back(std::move(s));
         }
-        textures.push_back({{"name", t.name},
-                            {"file_name", t.file_name},
-                            {"file_format", t.file_format},
-                            {"sample_type", to_string(t.sample_type)},
-                            {"color_space", to_string(t.color_space)},
-                            {"normal_mode", to_string(t.normal_mode)},
-                            {"normal_convention", to_string(t.normal_convention)},
-                            {"semantic", t.semantic_label()},
-                            {"source_sha256", t.source_sha256},
-                            {"channels", std::move(sources)}});
+        Json texture = {{"name", t.name},
+                        {"file_name", t.file_name},
+                        {"file_format", t.file_format},
+                        {"sample_type", to_string(t.sample_type)},
+                        {"color_space", to_string(t.color_space)},
+                        {"normal_mode", to_string(t.normal_mode)},
+                        {"normal_convention", to_string(t.normal_convention)},
+                        {"semantic", t.semantic_label()},
+                        {"source_sha256", t.source_sha256},
+                        {"channels", std::move(sources)}};
+        // Only where used (3.x packs, spec 11), so that other packs keep their bytes.
+        if (t.value_encoding != ValueEncoding::none) {
+            texture["value_encoding"] = to_string(t.value_encoding);
+            texture["peak"] = static_cast<double>(t.peak);
+        }
+        textures.push_back(std::move(texture));
     }
     j["textures"] = std::move(textures);
     Json levels = Json::array();
@@ -540,8 +555,8 @@ Result<std::string> metadata_to_json(const Pack& pack) {
                           {"output_width", l.output_width},
                           {"weight_type", to_string(l.weight_type)},
                           {"has_scale", l.has_scale()}});
-    // network.arithmetic only in 2.x packs (spec 5.6), so float32 packs keep the bytes of 1.0.
-    if (pack.network.arithmetic == Arithmetic::float32) {
+    // network.arithmetic only in 2.x and 3.x packs (spec 5.6), so 1.0 packs keep their bytes.
+    if (pack.format_version_major() == kFormatVersionMajorFloat32) {
         j["network"] = {{"activation", to_string(pack.network.activation)}, {"layers", std::move(layers)}};
     } else {
         j["network"] = {{"activation", to_string(pack.network.activation)},

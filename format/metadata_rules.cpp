@@ -154,6 +154,13 @@ Status check_texture(const TextureLayout& t, const std::string& path, int channe
             return rule_error(cpath + ".source",
                               "'normal_z' is allowed only as the third channel of an 'xy' normal map");
     }
+    if (t.value_encoding == ValueEncoding::hlg) {
+        if (!std::isfinite(t.peak) || !(t.peak > 0)) return rule_error(path + ".peak", "expected a finite number > 0");
+        if (t.normal_mode != NormalMode::none) return rule_error(path + ".value_encoding", "'hlg' on a normal map");
+        for (size_t c = 0; c < t.channels.size(); ++c)
+            if (t.channels[c].kind == ChannelSource::Kind::pack && t.channels[c].invert)
+                return rule_error(index_path(path + ".channels", c) + ".invert", "must be false in an 'hlg' texture");
+    }
     if (t.normal_mode == NormalMode::none) return Status::success();
     const bool xy = t.normal_mode == NormalMode::xy;
     const std::string shape =
@@ -189,6 +196,29 @@ Status check_channel_use(const std::vector<TextureLayout>& textures, int channel
             return rule_error(
                 index_path("textures", static_cast<size_t>(normal_owner[ci])),
                 "pack channel " + std::to_string(c) + " belongs to a normal map and must be used by no other texture");
+    }
+    return Status::success();
+}
+
+// spec 5.4: a pack channel of an 'hlg' texture holds encoded values, in [0, 1], for that texture alone.
+Status check_encoded_channels(const Pack& pack) {
+    for (size_t i = 0; i < pack.textures.size(); ++i) {
+        if (pack.textures[i].value_encoding == ValueEncoding::none) continue;
+        for (const ChannelSource& s : pack.textures[i].channels) {
+            if (s.kind != ChannelSource::Kind::pack) continue;
+            const ChannelInfo& channel = pack.channels[static_cast<size_t>(s.pack_channel)];
+            const std::string name = "pack channel " + std::to_string(s.pack_channel);
+            if (channel.lo < 0 || channel.hi > 1)
+                return rule_error(index_path("channels", static_cast<size_t>(s.pack_channel)) + ".range",
+                                  name + " holds HLG-encoded values of " + index_path("textures", i) +
+                                      ": its range must lie within [0, 1]");
+            for (size_t j = 0; j < pack.textures.size(); ++j)
+                for (const ChannelSource& other : pack.textures[j].channels)
+                    if (j != i && other.kind == ChannelSource::Kind::pack && other.pack_channel == s.pack_channel)
+                        return rule_error(index_path("textures", j),
+                                          name + " holds HLG-encoded values of " + index_path("textures", i) +
+                                              " and must be used by no other texture");
+        }
     }
     return Status::success();
 }
@@ -346,6 +376,7 @@ Status check_metadata(const Pack& pack, const std::vector<bool>& has_scale) {
                                                        " (file names must differ in more than ASCII case)");
     }
     NMC_RETURN_IF_ERROR(check_channel_use(pack.textures, channel_count));
+    NMC_RETURN_IF_ERROR(check_encoded_channels(pack));
     NMC_RETURN_IF_ERROR(check_latents(pack.latents, pack.material, pack.network.arithmetic));
     NMC_RETURN_IF_ERROR(check_network(pack.network, has_scale, pack.latents.feature_count, channel_count));
     return check_info(pack);

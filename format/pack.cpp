@@ -16,10 +16,20 @@ const LoadedSection* find_section(const std::vector<LoadedSection>& sections, co
     return nullptr;
 }
 
-// spec 5.6 and 11: a 2.x pack names its arithmetic; a 1.x pack decodes with float32 (the key, if there, says so).
+// spec 5.4, 5.6 and 11: a 2.x or 3.x pack names its arithmetic; a 1.x pack decodes with float32 (the key, if there,
+// says so); only a 3.x pack encodes texture values.
 Status check_arithmetic_version(const Metadata& meta, uint16_t version_major) {
     const Arithmetic arithmetic = meta.pack.network.arithmetic;
-    if (version_major == kFormatVersionMajorArithmetic && !meta.arithmetic_given) {
+    if (version_major < kFormatVersionMajorValueEncoding) {
+        for (size_t i = 0; i < meta.pack.textures.size(); ++i)
+            if (meta.pack.textures[i].value_encoding != ValueEncoding::none)
+                return Status(StatusCode::corrupt, "section 'META': 'textures[" + std::to_string(i) +
+                                                       "].value_encoding': '" +
+                                                       to_string(meta.pack.textures[i].value_encoding) +
+                                                       "' in a format " + std::to_string(version_major) +
+                                                       ".x pack (a format 3.0 feature)");
+    }
+    if (version_major != kFormatVersionMajorFloat32 && !meta.arithmetic_given) {
         return Status(StatusCode::corrupt, "section 'META': 'network.arithmetic': missing, required in a format " +
                                                std::to_string(version_major) + ".x pack");
     }

@@ -14,10 +14,12 @@
 
 namespace nmc {
 
-// spec 11: 1.0 packs decode with the float32 arithmetic, 2.0 packs name theirs (spec 5.6); a writer writes the lowest
-// version whose features the pack uses, so a float32 pack is still 1.0.
+// spec 11: 1.0 packs decode with the float32 arithmetic, 2.0 packs name theirs (spec 5.6), 3.0 packs may store
+// textures through a value encoding (spec 5.4, 8.9); a writer writes the lowest version whose features the pack uses,
+// so a float32 pack without encoded textures is still 1.0.
 constexpr uint16_t kFormatVersionMajorFloat32 = 1;
 constexpr uint16_t kFormatVersionMajorArithmetic = 2;
+constexpr uint16_t kFormatVersionMajorValueEncoding = 3;
 constexpr uint16_t kFormatVersionMinor = 0;
 
 enum class AddressMode { wrap, clamp };
@@ -134,8 +136,10 @@ struct QualityReport {
 
 // Everything a pack holds.
 struct Pack {
-    // The major version the writer gives a pack of this arithmetic (spec 11).
+    // The major version the writer gives a pack of this arithmetic and these textures (spec 11).
     uint16_t format_version_major() const {
+        for (const TextureLayout& t : textures)
+            if (t.value_encoding != ValueEncoding::none) return kFormatVersionMajorValueEncoding;
         return network.arithmetic == Arithmetic::float32 ? kFormatVersionMajorFloat32 : kFormatVersionMajorArithmetic;
     }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/hlg.h"
+
 namespace nmc {
 namespace {
 
@@ -81,6 +83,21 @@ Result<std::vector<PackChannel>> allocate_channels(std::vector<AllocationInput>&
             }
             continue;
         }
+        // An HDR map (float values beyond [0, 1], none negative) is stored HLG-encoded relative to its peak
+        // (spec 8.9), so the pack's error scales with the value and black stays black. A gloss channel stored as
+        // roughness (an invert) keeps it linear: spec 5.4 allows no invert in an HLG texture.
+        float min = input.stats.front().min, max = input.stats.front().max;
+        bool inverts = false;
+        for (size_t i = 0; i < n; ++i) {
+            min = std::min(min, input.stats[i].min);
+            max = std::max(max, input.stats[i].max);
+            inverts = inverts || (gloss_to_roughness && layout.channels[i].semantic == Semantic::glossiness);
+        }
+        const bool hdr = !inverts && is_hdr_map(layout.sample_type, min, max);
+        if (hdr) {
+            layout.value_encoding = ValueEncoding::hlg;
+            layout.peak = max;
+        }
         // How many distinct, non-constant channels share each semantic: they get .r/.g/.b suffixes.
         auto distinct_with = [&](Semantic s) {
             int count = 0;
@@ -119,7 +136,7 @@ Result<std::vector<PackChannel>> allocate_channels(std::vector<AllocationInput>&
             p.name = take_name(p.name, layout);
             p.color_space = is_color(c.semantic) ? layout.color_space : ColorSpace::linear;
             p.loss_weight = input.loss_weights[i];
-            if (is_float(layout.sample_type)) {  // float data keeps its own range, widened to include [0, 1]
+            if (is_float(layout.sample_type) && !hdr) {  // float data keeps its own range, widened to include [0, 1]
                 p.lo = std::min(0.0f, stats.min);
                 p.hi = std::max(1.0f, stats.max);
             }

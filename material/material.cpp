@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "core/hlg.h"
 #include "material/file_naming.h"
 #include "material/mip_chain.h"
 
@@ -456,9 +457,11 @@ Result<Discovery> discover(const std::string& input, const MaterialLoadOptions& 
     return d;
 }
 
-// spec 8.7 in reverse: a texture's channel value as a normalised pack-channel value.
-float to_pack_value(float v, const ChannelSource& source, const PackChannel& channel) {
-    const float value = source.invert ? 1.0f - v : v;
+// spec 8.7 and 8.9 in reverse: a texture's channel value as a normalised pack-channel value.
+float to_pack_value(float v, const TextureLayout& layout, const ChannelSource& source, const PackChannel& channel) {
+    const float value = layout.value_encoding == ValueEncoding::hlg ? hlg_encode(v / layout.peak)
+                        : source.invert                              ? 1.0f - v
+                                                                     : v;
     return (value - channel.lo) / (channel.hi - channel.lo);
 }
 
@@ -542,7 +545,7 @@ Result<Material> material_from_images(std::string name, std::string source_folde
             const PackChannel& channel = m.channels[static_cast<size_t>(source.pack_channel)];
             std::vector<float>& plane = planes[static_cast<size_t>(source.pack_channel)];
             plane.resize(texels);
-            for (size_t i = 0; i < texels; ++i) plane[i] = to_pack_value(image.pixels[i * n + c], source, channel);
+            for (size_t i = 0; i < texels; ++i) plane[i] = to_pack_value(image.pixels[i * n + c], layout, source, channel);
             filled[static_cast<size_t>(source.pack_channel)] = true;
         }
         if (layout.normal_mode != NormalMode::none) {
@@ -562,6 +565,11 @@ Result<Material> material_from_images(std::string name, std::string source_folde
     for (const auto& np : normals)
         for (const auto& c : np.layout->channels)
             if (c.kind == ChannelSource::Kind::pack) is_normal[static_cast<size_t>(c.pack_channel)] = true;
+    std::vector<bool> is_hlg(m.channels.size(), false);
+    for (const TextureLayout& layout : textures)
+        for (const ChannelSource& c : layout.channels)
+            if (c.kind == ChannelSource::Kind::pack && layout.value_encoding == ValueEncoding::hlg)
+                is_hlg[static_cast<size_t>(c.pack_channel)] = true;
     m.mips.push_back(std::move(planes));
     for (int level = 1; level < m.mip_count; ++level) {
         const int w = std::max(1, m.width >> (level - 1)), h = std::max(1, m.height >> (level - 1));
@@ -569,8 +577,9 @@ Result<Material> material_from_images(std::string name, std::string source_folde
         std::vector<std::vector<float>> next(m.channels.size());
         for (size_t c = 0; c < m.channels.size(); ++c) {
             if (is_normal[c]) continue;
-            next[c] = m.channels[c].color_space == ColorSpace::srgb ? downsample_srgb(prev[c], w, h)
-                                                                    : downsample_box(prev[c], w, h);
+            next[c] = is_hlg[c]                                      ? downsample_hlg(prev[c], w, h)
+                      : m.channels[c].color_space == ColorSpace::srgb ? downsample_srgb(prev[c], w, h)
+                                                                      : downsample_box(prev[c], w, h);
         }
         for (auto& np : normals) {
             downsample_normals(&np.x, &np.y, &np.z, w, h);

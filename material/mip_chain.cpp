@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/hlg.h"
+
 namespace nmc {
 namespace {
 
@@ -66,6 +68,14 @@ std::vector<float> downsample_srgb(const std::vector<float>& plane, int width, i
     std::transform(plane.begin(), plane.end(), linear.begin(), srgb_to_linear);
     std::vector<float> out = downsample_box(linear, width, height);
     std::transform(out.begin(), out.end(), out.begin(), linear_to_srgb);
+    return out;
+}
+
+std::vector<float> downsample_hlg(const std::vector<float>& plane, int width, int height) {
+    std::vector<float> linear(plane.size());
+    std::transform(plane.begin(), plane.end(), linear.begin(), hlg_decode);
+    std::vector<float> out = downsample_box(linear, width, height);
+    std::transform(out.begin(), out.end(), out.begin(), hlg_encode);
     return out;
 }
 

@@ -20,6 +20,9 @@ std::vector<float> downsample_box(const std::vector<float>& plane, int width, in
 // downsample_box() of sRGB-encoded values: decoded to linear, averaged, encoded back.
 std::vector<float> downsample_srgb(const std::vector<float>& plane, int width, int height);
 
+// downsample_box() of HLG-encoded values (core/hlg.h): decoded to linear, averaged, encoded back.
+std::vector<float> downsample_hlg(const std::vector<float>& plane, int width, int height);
+
 // Downsamples the unit vectors (x, y, z) (each plane in [-1, 1]) and renormalises every result; a zero-length
 // average becomes (0, 0, 1). The three planes are replaced by the smaller ones.
 void downsample_normals(std::vector<float>* x, std::vector<float>* y, std::vector<float>* z, int width, int height);

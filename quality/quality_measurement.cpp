@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/hlg.h"
 #include "decoder/common/reference_math.h"
 #include "material/image_io.h"
 
@@ -20,19 +21,37 @@ struct ErrorSum {
     double mse() const { return texels > 0 ? sse / texels : 0; }
 };
 
-// The value range a file channel is measured in: its pack channel's range, [0, 1] otherwise.
-void channel_range(const Pack& pack, const ChannelSource& source, float& lo, float& hi) {
+}  // namespace
+
+void channel_range(const Pack& pack, const TextureLayout& layout, const ChannelSource& source, float& lo, float& hi) {
     lo = 0.0f;
     hi = 1.0f;
-    if (source.kind == ChannelSource::Kind::pack) {
+    if (layout.value_encoding == ValueEncoding::hlg) {
+        hi = layout.peak;
+    } else if (source.kind == ChannelSource::Kind::pack) {
         lo = pack.channels[static_cast<size_t>(source.pack_channel)].lo;
         hi = pack.channels[static_cast<size_t>(source.pack_channel)].hi;
     }
 }
 
+namespace {
+
 double normalised(float v, float lo, float hi) { return (static_cast<double>(v) - lo) / (static_cast<double>(hi) - lo); }
 
 }  // namespace
+
+double hdr_psnr_db(const TextureLayout& layout, const Image& source, const Image& decoded) {
+    if (source.pixels.empty() || decoded.pixels.size() != source.pixels.size()) return -1;
+    const auto [min, max] = std::minmax_element(source.pixels.begin(), source.pixels.end());
+    if (!is_hdr_map(layout.sample_type, *min, *max)) return -1;
+    const float peak = *max;
+    double sse = 0;
+    for (size_t i = 0; i < source.pixels.size(); ++i) {
+        const double d = static_cast<double>(hlg_encode(decoded.pixels[i] / peak)) - hlg_encode(source.pixels[i] / peak);
+        sse += d * d;
+    }
+    return psnr_from_mse(sse / static_cast<double>(source.pixels.size()));
+}
 
 double psnr_from_mse(double mse) {
     if (mse <= 0) return 99.0;
@@ -278,7 +297,7 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
         std::vector<ChannelMoments> moments(n);
         for (size_t ch = 0; ch < n; ++ch) {
             float lo, hi;
-            channel_range(pack, layout.channels[ch], lo, hi);
+            channel_range(pack, layout, layout.channels[ch], lo, hi);
             double sse = 0, sse8 = 0;
             for (size_t i = 0; i < dec.texel_count(); ++i) {
                 const double a = normalised(dec.pixels[i * n + ch], lo, hi);
@@ -300,6 +319,7 @@ Result<QualityMeasurement> measure_quality(const PackDecoder& decoder, const Pac
         }
         tq.psnr8_mip0_db = psnr_from_mse(texture_mse8 / static_cast<double>(n));
         tq.structure = structure_of(moments);
+        tq.hdr_psnr_db = hdr_psnr_db(layout, src, dec);
 
         if (layout.holds_normals() && n >= 3) {
             double angle_sum = 0;

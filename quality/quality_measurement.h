@@ -112,6 +112,7 @@ struct TextureQualityDetail {
     int max_abs_error8 = 0;          // largest 8-bit code difference at mip 0
     double mean_angle_deg = -1;      // normal maps: mean angle between decoded and source normals at mip 0
     TextureStructure structure;      // mip 0, every file channel
+    double hdr_psnr_db = -1;         // HDR maps: hdr_psnr_db() at mip 0; -1 for other maps
 };
 
 struct QualityMeasurement {
@@ -123,10 +124,21 @@ struct QualityMeasurement {
     double max_abs_error = 0;           // over every pack channel and mip, [0, 1] units
 };
 
+// The value range [lo, hi] a file channel of `layout` (a texture of `pack`) is measured in: [0, peak] for every
+// channel of an HLG-encoded texture; else its pack channel's range, or [0, 1] for a constant or a rebuilt normal Z.
+void channel_range(const Pack& pack, const TextureLayout& layout, const ChannelSource& source, float& lo, float& hi);
+
 // PSNR in dB of a mean squared error of values in [0, 1]; 99 (spec 5.8's "lossless") for mse <= 0.
 double psnr_from_mse(double mse);
 // The mean squared error of values in [0, 1] whose PSNR is `psnr_db`: psnr_from_mse() inverted below 99 dB.
 double mse_from_psnr(double psnr_db);
+
+// The quality of an HDR map (core/hlg.h is_hdr_map() of its source) as the eye sees it: the PSNR, over every file
+// channel and texel, of the HLG-encoded values hlg_encode(v / peak), peak the source's largest value. A linear PSNR
+// divides the error by the peak, so black areas that glow at a few percent of it go unnoticed; on the HLG curve (a
+// square root near black, a logarithm above 1/12 of the peak) an error counts for more the darker the texel. -1 when `source` is not an HDR map (or the
+// images differ in size). Measured the same whether the pack stores the map HLG-encoded or linear.
+double hdr_psnr_db(const TextureLayout& layout, const Image& source, const Image& decoded);
 
 // Decodes every mip of `pack` with `decoder` (CPU or CUDA) and compares it with `reference`. invalid_argument if
 // the reference does not match the pack's size, mips or channels.

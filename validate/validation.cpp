@@ -45,7 +45,7 @@ std::string heat_map_path(const std::string& diff_dir, const TextureLayout& text
 }
 
 // One heat map per texture: per texel, the largest 8-bit code difference over the texture's channels at mip 0,
-// each channel normalised by its pack channel's range first, as measure_quality() does for the 8-bit figures.
+// each channel normalised by channel_range() first, as measure_quality() does for the 8-bit figures.
 Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const ReferenceMaterial& ref,
                        const ValidationOptions& options, std::vector<std::string>& written) {
     if (::mkdir(options.diff_dir.c_str(), 0755) != 0 && !is_directory(options.diff_dir))
@@ -56,14 +56,11 @@ Status write_heat_maps(const PackDecoder& decoder, const Pack& pack, const Refer
         const Image& dec = decoded.value();
         const Image& src = ref.source_images[t];
         const auto n = static_cast<size_t>(dec.channels);
-        std::vector<double> lo(n, 0.0), hi(n, 1.0);
-        for (size_t c = 0; c < n; ++c) {
-            const ChannelSource& source = pack.textures[t].channels[c];
-            if (source.kind != ChannelSource::Kind::pack) continue;
-            lo[c] = pack.channels[static_cast<size_t>(source.pack_channel)].lo;
-            hi[c] = pack.channels[static_cast<size_t>(source.pack_channel)].hi;
-        }
-        auto normalised = [&](float v, size_t c) { return static_cast<float>((v - lo[c]) / (hi[c] - lo[c])); };
+        std::vector<float> lo(n), hi(n);
+        for (size_t c = 0; c < n; ++c) channel_range(pack, pack.textures[t], pack.textures[t].channels[c], lo[c], hi[c]);
+        auto normalised = [&](float v, size_t c) {
+            return static_cast<float>((static_cast<double>(v) - lo[c]) / (static_cast<double>(hi[c]) - lo[c]));
+        };
         Image heat(dec.width, dec.height, 3, SampleType::uint8);
         for (size_t i = 0; i < dec.texel_count(); ++i) {
             uint32_t worst = 0;
@@ -331,6 +328,7 @@ std::string validation_report_json(const ValidationReport& r) {
                     {"channels", t.channels}, {"psnr8_mip0_db", t.psnr8_mip0_db}, {"channels8", t.channels8},
                     {"max_abs_error8", t.max_abs_error8}};
             if (t.mean_angle_deg >= 0) tj["mean_angle_deg"] = t.mean_angle_deg;
+            if (t.hdr_psnr_db >= 0) tj["hdr_psnr_db"] = t.hdr_psnr_db;
             tj["structure"] = structure_json(t.structure);
             textures.push_back(std::move(tj));
         }

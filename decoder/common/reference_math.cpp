@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/hlg.h"
+
 namespace nmc {
 
 std::vector<float> latent_value_table(const LatentLevel& level, Arithmetic arithmetic) {
@@ -124,8 +126,8 @@ void source_channel_values(const TextureLayout& texture, const float* pack_value
                                  pack_values[sources[2].pack_channel]);
     }
     const float normal_values[3] = {normal.x, normal.y, normal.z};
-    // spec 8.9: pack gives value[pack_channel] (after 8.8 for normal maps), or 1 - that when invert; constant
-    // gives value; normal_z gives the rebuilt z*0.5 + 0.5.
+    // spec 8.9: pack gives value[pack_channel] (after 8.8 for normal maps), or 1 - that when invert, and in an hlg
+    // texture peak * hlg_decode(value[pack_channel]); constant gives value; normal_z gives the rebuilt z*0.5 + 0.5.
     for (size_t i = 0; i < sources.size(); ++i) {
         const ChannelSource& source = sources[i];
         if (source.kind == Kind::constant) {
@@ -135,7 +137,10 @@ void source_channel_values(const TextureLayout& texture, const float* pack_value
         } else {
             const float value =
                 texture.normal_mode != NormalMode::none && i < 3 ? normal_values[i] : pack_values[source.pack_channel];
-            out[i] = source.invert ? 1.0f - value : value;
+            if (texture.value_encoding == ValueEncoding::hlg)
+                out[i] = texture.peak * hlg_decode(value);
+            else
+                out[i] = source.invert ? 1.0f - value : value;
         }
     }
 }

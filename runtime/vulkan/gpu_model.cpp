@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/hlg.h"
 #include "core/number_formats.h"
 #include "decoder/common/reference_math.h"
 #include "format/payload.h"
@@ -82,6 +83,9 @@ Result<GpuModel> build_gpu_model(const Pack& pack) {
     words[NMC_HEADER_CHANNEL_COUNT] = static_cast<uint32_t>(pack.channels.size());
     words[NMC_HEADER_ONE_THIRD_FLOAT32] = float_bits(kOneThirdFloat32);
     words[NMC_HEADER_ONE_THIRD_BINARY16] = float_bits(kOneThirdBinary16);
+    words[NMC_HEADER_HLG] = float_bits(kHlgA);
+    words[NMC_HEADER_HLG + 1] = float_bits(kHlgB);
+    words[NMC_HEADER_HLG + 2] = float_bits(kHlgC);
 
     // spec 5.4: what decoding a texture's source channels and file values needs (8.8-8.10).
     words[NMC_HEADER_TEXTURE_COUNT] = static_cast<uint32_t>(pack.textures.size());
@@ -106,6 +110,10 @@ Result<GpuModel> build_gpu_model(const Pack& pack) {
             if (source.invert) c[NMC_CHANNEL_KIND] |= NMC_SOURCE_INVERT;
             c[NMC_CHANNEL_PACK_CHANNEL] = source.pack_channel < 0 ? 0u : static_cast<uint32_t>(source.pack_channel);
             c[NMC_CHANNEL_CONSTANT] = float_bits(source.constant_value);
+            if (source.kind == ChannelSource::Kind::pack && texture.value_encoding == ValueEncoding::hlg) {
+                c[NMC_CHANNEL_KIND] |= NMC_SOURCE_HLG;
+                c[NMC_CHANNEL_CONSTANT] = float_bits(texture.peak);
+            }
         }
     }
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -767,6 +768,64 @@ TEST(BatchCli, ReportCarriesSettingsQualityWarningsTotalsAndTheGate) {
     const std::map<std::string, Json> again = report_rows(out);
     EXPECT_EQ(again.at("a")["status"], "skipped");
     EXPECT_EQ(again.at("b")["status"], "skipped");
+}
+
+// A map the pack does not reproduce (compress's collapse rule, as in CompressCli.CollapsedMapIsReportedAndAFlatOneIsNot:
+// two training steps) is listed per material in report.json, .md and .csv, and still when the pack is up to date.
+TEST(BatchCli, ReportListsCollapsedMaps) {
+    TempDir dir;
+    const std::string root = dir.file("assets"), out = dir.file("out");
+    fs::create_directories(root + "/crate");
+    nmc::test::write_png(root + "/crate/crate_albedo.png", nmc::test::make_image(16, 16, 3, nmc::test::code));
+    nmc::test::write_png(root + "/crate/crate_roughness.png", nmc::test::make_image(16, 16, 1, [](int x, int y, int) {
+        return static_cast<float>(x * 7 + y * 3) / 256.0f;
+    }));
+    const std::string batch = "-q batch " + root + " -o " + out + " --quality fast --steps 2 --bpp 600";
+    for (const char* status : {"ok", "skipped"}) {
+        SCOPED_TRACE(status);
+        const CommandResult r = run_nmc(batch, dir.path());
+        ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+        const Json report = read_json(out + "/report.json");
+        const std::map<std::string, Json> rows = report_rows(out);
+        const Json& row = rows.at("crate");
+        EXPECT_EQ(row["status"], status);
+        ASSERT_TRUE(row["collapsed_textures"].is_array()) << row;
+        EXPECT_NE(std::find(row["collapsed_textures"].begin(), row["collapsed_textures"].end(), "crate_roughness"),
+                  row["collapsed_textures"].end())
+            << row;
+        EXPECT_EQ(report["totals"]["collapsed_textures"], row["collapsed_textures"].size());
+        const std::string md = slurp(out + "/report.md");
+        EXPECT_NE(md.find("## Collapsed maps\n"), std::string::npos) << md;
+        EXPECT_NE(md.find("\n- crate: crate_roughness"), std::string::npos) << md;
+        std::istringstream csv(slurp(out + "/report.csv"));
+        std::string header, line;
+        ASSERT_TRUE(std::getline(csv, header));
+        EXPECT_NE(header.find(",warnings,collapsed_textures"), std::string::npos) << header;
+        ASSERT_TRUE(std::getline(csv, line));
+        // RFC 4180 fields: the warnings' text holds commas and is quoted.
+        const auto fields = [](const std::string& text) {
+            std::vector<std::string> split(1);
+            bool quoted = false;
+            for (size_t i = 0; i < text.size(); ++i) {
+                if (text[i] == '"' && quoted && i + 1 < text.size() && text[i + 1] == '"') {
+                    split.back() += '"';
+                    ++i;
+                } else if (text[i] == '"') {
+                    quoted = !quoted;
+                } else if (text[i] == ',' && !quoted) {
+                    split.emplace_back();
+                } else {
+                    split.back() += text[i];
+                }
+            }
+            return split;
+        };
+        const std::vector<std::string> names = fields(header), values = fields(line);
+        const size_t column = static_cast<size_t>(
+            std::find(names.begin(), names.end(), "collapsed_textures") - names.begin());
+        ASSERT_LT(column, values.size()) << line;
+        EXPECT_NE(values[column].find("crate_roughness"), std::string::npos) << line;
+    }
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ TEST(Cli, VersionNamesToolAndFormat) {
     const CommandResult r = run_nmc("--version");
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_TRUE(contains(r.out, "nmc ")) << r.out;
-    EXPECT_TRUE(contains(r.out, "format 2.0; reads 1.x and 2.x")) << r.out;
+    EXPECT_TRUE(contains(r.out, "format 3.0; reads 1.x to 3.x")) << r.out;
 }
 
 TEST(Cli, InspectHelpDescribesTheCommand) {

@@ -240,7 +240,7 @@ TEST(CudaDecoder, TextureImagesEqualCpu) {
     o.width = 37;
     o.height = 19;
     Pack pack = test::make_random_pack(o);
-    // Texture 0 becomes an xy normal map with an inverted Y (spec 8.8-8.9).
+    // Texture 0 becomes an xy normal map with an inverted Y (spec 8.8-8.9); the last one an HLG-encoded HDR map.
     TextureLayout& normal = pack.textures[0];
     normal.normal_mode = NormalMode::xy;
     normal.channels.resize(3);
@@ -252,6 +252,8 @@ TEST(CudaDecoder, TextureImagesEqualCpu) {
     rest.channels.resize(2);
     rest.channels[0].pack_channel = 2;
     rest.channels[1].pack_channel = 3;
+    rest.value_encoding = ValueEncoding::hlg;  // an HDR map on the HLG curve (spec 8.9): decoded to 0..16
+    rest.peak = 16.0f;
     pack.textures.push_back(rest);
     const CpuDecoder cpu = make_cpu(pack);
     const CudaDecoder gpu = make_cuda(pack, CudaMatmulPath::automatic);

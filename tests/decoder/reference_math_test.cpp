@@ -2,6 +2,7 @@
 // activation corners, the normal reconstruction of spec 8.8, the source-channel mapping of 8.9, and 8.10.
 #include <gtest/gtest.h>
 
+#include "core/hlg.h"
 #include "decoder/common/reference_math.h"
 
 namespace nmc {
@@ -52,6 +53,27 @@ TEST(ReferenceMath, NormalFromXyzRenormalisesAndHandlesZeroLength) {
     const NormalChannels short_z = normal_from_xyz(0.5f, 0.5f, 0.75f);
     EXPECT_EQ(short_z.z, 1.0f);
     EXPECT_EQ(short_z.x, 0.5f);
+}
+
+// spec 8.9: an HLG texture's pack values decode through the curve to the peak; its constants stay as they are.
+TEST(ReferenceMath, SourceChannelsOfAnHlgTextureDecodeToThePeak) {
+    using Kind = ChannelSource::Kind;
+    TextureLayout emissive;
+    emissive.sample_type = SampleType::float32;
+    emissive.value_encoding = ValueEncoding::hlg;
+    emissive.peak = 16.0f;
+    emissive.channels = {{Kind::pack, 0, false, 0, Semantic::emissive},
+                         {Kind::pack, 1, false, 0, Semantic::emissive},
+                         {Kind::pack, 2, false, 0, Semantic::emissive},
+                         {Kind::constant, -1, false, 3.5f, Semantic::emissive}};
+    const float pack_values[3] = {0.0f, 0.5f, 1.0f};
+    float out[4];
+    source_channel_values(emissive, pack_values, out);
+    EXPECT_EQ(out[0], 0.0f);                        // black stays black
+    EXPECT_EQ(out[1], 16.0f * ((0.5f * 0.5f) / 3.0f));  // peak * (e * e) / 3 at the segments' join, 1/12 of the peak
+    EXPECT_EQ(out[2], 16.0f * hlg_decode(1.0f));
+    EXPECT_NEAR(out[2], 16.0f, 16.0f * 2e-6f);
+    EXPECT_EQ(out[3], 3.5f);
 }
 
 TEST(ReferenceMath, SourceChannelsApplyNormalThenInvertAndConstants) {

@@ -30,6 +30,7 @@ bool same_texture(const TextureLayout& a, const TextureLayout& b) {
     if (a.name != b.name || a.file_name != b.file_name || a.file_format != b.file_format ||
         a.sample_type != b.sample_type || a.color_space != b.color_space ||
         a.normal_convention != b.normal_convention || a.normal_mode != b.normal_mode ||
+        a.value_encoding != b.value_encoding || !same_float(a.peak, b.peak) ||
         a.source_sha256 != b.source_sha256 || a.channels.size() != b.channels.size())
         return false;
     for (size_t i = 0; i < a.channels.size(); ++i)

@@ -59,11 +59,11 @@ TEST(ReaderRules, BadMagicIsNotRecognized) {
     expect_rejected({}, StatusCode::not_recognized, "empty file");
 }
 
-TEST(ReaderRules, MajorVersion3IsUnsupported) {
+TEST(ReaderRules, MajorVersion4IsUnsupported) {
     std::vector<uint8_t> bytes = golden();
-    bytes[8] = 3;
+    bytes[8] = 4;
     testing::fix_checksums(bytes);
-    expect_rejected(bytes, StatusCode::version_unsupported, "format version 3.0 is not supported");
+    expect_rejected(bytes, StatusCode::version_unsupported, "format version 4.0 is not supported");
     bytes[8] = 0;
     testing::fix_checksums(bytes);
     expect_rejected(bytes, StatusCode::version_unsupported, "format version 0.0 is not supported");
@@ -95,6 +95,62 @@ TEST(ReaderRules, ArithmeticAndMajorVersionAgree) {
     EXPECT_EQ(pack->network.arithmetic, Arithmetic::binary16);
     expect_accepted(with_meta(float32));               // 1.x saying what it is anyway
     expect_accepted(as_major(with_meta(float32), 2));  // 2.x may name float32 (a writer would write 1.0)
+}
+
+// spec 5.4, 10 and 11: the golden pack's height map (texture 3, pack channel 6) stored HLG-encoded, as format 3.0.
+void hlg_height(ordered_json& j) {
+    j["network"]["arithmetic"] = "float32";
+    j["channels"][6]["range"] = {0.0, 1.0};
+    j["textures"][3]["value_encoding"] = "hlg";
+    j["textures"][3]["peak"] = 16.0;
+}
+
+TEST(ReaderRules, HlgTexturesOnlyInFormat3) {
+    const std::vector<uint8_t> v3 = as_major(with_meta(hlg_height), 3);
+    Result<Pack> pack = read_pack(v3.data(), v3.size());
+    ASSERT_TRUE(pack.ok()) << pack.status().to_string();
+    EXPECT_EQ(pack->textures[3].value_encoding, ValueEncoding::hlg);
+    EXPECT_EQ(pack->textures[3].peak, 16.0f);
+    EXPECT_EQ(pack->textures[0].value_encoding, ValueEncoding::none);
+    // An older major would decode the map's values wrongly, so they refuse it (a 2.0 reader by its version alone).
+    for (uint8_t major : {1, 2})
+        expect_rejected(as_major(with_meta(hlg_height), major), StatusCode::corrupt,
+                        "'textures[3].value_encoding': 'hlg' in a format " + std::to_string(major) +
+                            ".x pack (a format 3.0 feature)");
+    expect_rejected(as_major(golden(), 3), StatusCode::corrupt,
+                    "'network.arithmetic': missing, required in a format 3.x pack");
+    // 'none' may be written out; a 3.x pack need not encode anything.
+    expect_accepted(with_meta([](ordered_json& j) { j["textures"][0]["value_encoding"] = "none"; }));
+    expect_accepted(as_major(with_meta([](ordered_json& j) { j["network"]["arithmetic"] = "binary16"; }), 3));
+}
+
+TEST(ReaderRules, HlgTextureRules) {
+    auto rejected = [](void (*edit)(ordered_json&), const std::string& fragment) {
+        RawSections s = testing::golden_sections();
+        hlg_height(s.meta);
+        edit(s.meta);
+        expect_rejected(as_major(testing::assemble(s), 3), StatusCode::corrupt, fragment);
+    };
+    rejected([](ordered_json& j) { j["textures"][3]["value_encoding"] = "pq"; },
+             "'textures[3].value_encoding': expected 'none' or 'hlg', got 'pq'");
+    rejected([](ordered_json& j) { j["textures"][3].erase("peak"); }, "'textures[3].peak': missing required key");
+    rejected([](ordered_json& j) { j["textures"][3]["peak"] = 0.0; }, "'textures[3].peak': expected a finite number > 0");
+    rejected([](ordered_json& j) { j["textures"][3]["peak"] = 1e39; }, "'textures[3].peak'");
+    rejected([](ordered_json& j) { j["textures"][3]["channels"][0]["invert"] = true; },
+             "'textures[3].channels[0].invert': must be false in an 'hlg' texture");
+    rejected([](ordered_json& j) { j["channels"][6]["range"] = {0.0, 2.5}; },
+             "'channels[6].range': pack channel 6 holds HLG-encoded values of textures[3]: its range must lie within "
+             "[0, 1]");
+    rejected(
+        [](ordered_json& j) {
+            j["textures"][2]["channels"][0] = {{"semantic", "ambient_occlusion"}, {"source", "pack"}, {"pack_channel", 6}};
+        },
+        "pack channel 6 holds HLG-encoded values of textures[3] and must be used by no other texture");
+    rejected([](ordered_json& j) {
+                 j["textures"][1]["value_encoding"] = "hlg";
+                 j["textures"][1]["peak"] = 2.0;
+             },
+             "'textures[1].value_encoding': 'hlg' on a normal map");
 }
 
 // spec 9: binary16 dequantisation stays far from binary16's largest value.

@@ -55,6 +55,34 @@ TEST(RoundTrip, ArithmeticSurvivesAndPicksTheMajorVersion) {
     EXPECT_NE(binary16_text.find("\"arithmetic\":\"binary16\""), std::string::npos);
 }
 
+// spec 5.4 and 11: a pack with an HLG-encoded texture is written as 3.0 whatever its arithmetic; its encoding and peak
+// read back exactly, and the keys appear only on that texture.
+TEST(RoundTrip, HlgTexturePicksMajorVersion3) {
+    Pack pack = testing::make_golden_pack();
+    pack.channels[6].lo = 0.0f;
+    pack.channels[6].hi = 1.0f;
+    pack.textures[3].value_encoding = ValueEncoding::hlg;
+    pack.textures[3].peak = 12.345678f;
+    WriteOptions options;
+    options.compress = false;
+    for (Arithmetic arithmetic : {Arithmetic::float32, Arithmetic::binary16}) {
+        pack.network.arithmetic = arithmetic;
+        const std::vector<uint8_t> bytes = write_pack(pack, options).value();
+        ContainerInfo info;
+        const Pack back = read_back(bytes, &info);
+        EXPECT_TRUE(testing::expect_same_pack(pack, back));
+        EXPECT_EQ(back.textures[3].peak, 12.345678f);
+        EXPECT_EQ(info.version_major, 3);
+        const std::string text(bytes.begin(), bytes.end());
+        EXPECT_NE(text.find("\"arithmetic\":\"" + std::string(to_string(arithmetic)) + "\""), std::string::npos);
+        size_t count = 0;
+        for (size_t at = text.find("\"value_encoding\""); at != std::string::npos;
+             at = text.find("\"value_encoding\"", at + 1))
+            ++count;
+        EXPECT_EQ(count, 1u);
+    }
+}
+
 TEST(RoundTrip, ZstdPackReadsBackIdenticalAndCompressesMetadata) {
     const Pack pack = testing::make_golden_pack();
     Result<std::vector<uint8_t>> bytes = write_pack(pack);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/hlg.h"
 #include "test_support.h"
 
 namespace nmc {
@@ -202,6 +203,29 @@ TEST(Channels, FloatSourcesKeepTheirRange) {
     EXPECT_EQ(m->channels[0].hi, 7.0f);
     EXPECT_FLOAT_EQ(m->mips[0][0][3], 1.0f);  // 7 -> (7 - -2) / 9
     EXPECT_FLOAT_EQ(m->mips[0][0][0], 0.0f);
+}
+
+// An HDR map (float, values beyond 1, none negative) is stored HLG-encoded relative to its peak: the pack channels hold
+// [0, 1] and the planes the curve's values; mips average linear light. Before, it kept its linear range [0, 16].
+TEST(Channels, HdrMapsAreStoredOnTheHlgCurve) {
+    if (!image_format_supported("exr")) GTEST_SKIP() << "no EXR backend in this build";
+    test::TempDir dir;
+    const float values[4] = {0.0f, 0.25f, 4.0f, 16.0f};
+    ASSERT_TRUE(write_image(dir.file("lamp_emissive.exr"),
+                            test::make_image(2, 2, 1, [&](int x, int y, int) { return values[x + 2 * y]; },
+                                             SampleType::float32),
+                            "exr", false)
+                    .ok());
+    auto m = load_material(dir.path());
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    const TextureLayout& layout = m->textures[0];
+    EXPECT_EQ(layout.value_encoding, ValueEncoding::hlg);
+    EXPECT_EQ(layout.peak, 16.0f);
+    EXPECT_EQ(m->channels[0].lo, 0.0f);
+    EXPECT_EQ(m->channels[0].hi, 1.0f);
+    for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(m->mips[0][0][static_cast<size_t>(i)], hlg_encode(values[i] / 16.0f));
+    ASSERT_EQ(m->mips.size(), 2u);
+    EXPECT_NEAR(m->mips[1][0][0], hlg_encode((0.0f + 0.25f + 4.0f + 16.0f) / 4.0f / 16.0f), 1e-6f);
 }
 
 // The one real load: the bundled 512x512 demo material.

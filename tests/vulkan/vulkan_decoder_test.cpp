@@ -5,6 +5,7 @@
 // machine without a Vulkan device fails them rather than skipping: install mesa-vulkan-drivers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -352,6 +353,73 @@ TEST(VulkanDecoder, TextureImagesHoldTheCpuFileValues) {
                 differing += difference != 0;
             }
             EXPECT_LE(differing, normal ? got.size() / 100 : 0) << "mip " << m;
+        }
+    }
+}
+
+// HLG-encoded HDR textures (spec 8.9): the shader's peak * hlg_decode(v) against the CPU's. GPU exp and division are not
+// correctly rounded (GLSL allows exp 3 + 2|x| ulps; x <= 2.5 here), so each value may differ by a relative 2^-19, a
+// few float32 steps; a float16 file rounds that away on all but a few texels, to one step.
+TEST(VulkanDecoder, HlgTexturesAgreeWithTheCpu) {
+    test::RandomPackOptions o;
+    o.width = 37;
+    o.height = 21;
+    o.channel_count = 5;
+    o.seed = 47;
+    Pack pack = test::make_random_pack(o);
+    pack.textures = {texture("emissive", SampleType::float32, ColorSpace::linear, NormalMode::none,
+                             {from_pack(0), from_pack(1), from_pack(2)}),
+                     texture("sky", SampleType::float16, ColorSpace::linear, NormalMode::none,
+                             {from_pack(3), constant(0.5f)}),
+                     texture("mask", SampleType::uint8, ColorSpace::linear, NormalMode::none, {from_pack(4)})};
+    for (size_t t = 0; t < 2; ++t) {
+        pack.textures[t].value_encoding = ValueEncoding::hlg;
+        pack.textures[t].peak = t == 0 ? 16.0f : 1000.0f;
+    }
+    CpuDecoderOptions cpu_options;
+    cpu_options.isa = CpuIsa::portable;
+    Result<CpuDecoder> cpu = CpuDecoder::create(pack, cpu_options);
+    ASSERT_TRUE(cpu.ok()) << cpu.status().to_string();
+    Result<VulkanDecoder> gpu = VulkanDecoder::create(pack, on_path(VulkanNetworkPath::scalar));
+    ASSERT_TRUE(gpu.ok()) << gpu.status().to_string();
+    for (size_t t = 0; t < pack.textures.size(); ++t) {
+        SCOPED_TRACE(pack.textures[t].name);
+        Result<TextureImage> image = gpu->decode_texture_image(static_cast<int>(t));
+        ASSERT_TRUE(image.ok()) << image.status().to_string();
+        const SampleType type = pack.textures[t].sample_type;
+        float largest = 0;
+        for (int m = 0; m < pack.material.mip_count; ++m) {
+            Result<Image> values = cpu->decode_texture(static_cast<int>(t), m);
+            ASSERT_TRUE(values.ok());
+            const std::vector<uint8_t>& got = image->mips[static_cast<size_t>(m)];
+            ASSERT_EQ(got.size(), values->texel_count() * static_cast<size_t>(image->bytes_per_texel));
+            size_t differing = 0;
+            for (size_t i = 0; i < values->texel_count(); ++i) {
+                for (int c = 0; c < values->channels; ++c) {
+                    const float v = values->pixels[i * static_cast<size_t>(values->channels) + static_cast<size_t>(c)];
+                    largest = std::max(largest, v);
+                    const size_t at = (i * static_cast<size_t>(image->samples) + static_cast<size_t>(c));
+                    if (type == SampleType::float32) {
+                        float g;
+                        std::memcpy(&g, &got[at * 4], 4);
+                        EXPECT_NEAR(g, v, std::fabs(v) * 0x1p-19f) << "mip " << m << " texel " << i;
+                    } else {
+                        std::vector<uint8_t> expected;
+                        append_file_value(type, v, expected);
+                        const size_t bytes = expected.size();
+                        uint32_t e = 0, g = 0;
+                        std::memcpy(&e, expected.data(), bytes);
+                        std::memcpy(&g, &got[at * bytes], bytes);
+                        EXPECT_LE(std::abs(static_cast<int64_t>(g) - static_cast<int64_t>(e)), 1) << "mip " << m;
+                        differing += g != e;
+                    }
+                }
+            }
+            EXPECT_LE(differing, values->pixels.size() / 100) << "mip " << m;
+        }
+        // The HLG textures reach well beyond [0, 1]: their values are decoded, not clamped.
+        if (t < 2) {
+            EXPECT_GT(largest, 1.0f);
         }
     }
 }

@@ -9,7 +9,7 @@
 #define NMC_RUNTIME_MODEL_LAYOUT_H
 
 // Changes whenever a word below changes meaning; nmc_decode.glsl and the C++ builder must agree on it.
-#define NMC_MODEL_LAYOUT_VERSION 2u
+#define NMC_MODEL_LAYOUT_VERSION 3u
 
 // Header words.
 #define NMC_HEADER_LAYOUT_VERSION 0    // NMC_MODEL_LAYOUT_VERSION
@@ -61,6 +61,9 @@
 #define NMC_MIP_U_TABLE 0              // word offset of w_m floats
 #define NMC_MIP_V_TABLE 1              // word offset of h_m floats
 
+// spec 8.9: the HLG curve's constants a, b, c as float bits, after the 15 mips' words.
+#define NMC_HEADER_HLG (NMC_HEADER_MIPS + 15 * NMC_MIP_WORDS)
+
 // Per texture t (spec 5.4, what spec 8.8-8.10 needs): NMC_TEXTURE_WORDS words at NMC_HEADER_TEXTURES + t *
 // NMC_TEXTURE_WORDS; NMC_HEADER_TEXTURE_COUNT textures.
 #define NMC_HEADER_TEXTURE_COUNT 14
@@ -73,9 +76,10 @@
 // Source channel i (0..3): three words at NMC_TEXTURE_CHANNELS + 3 * i.
 #define NMC_TEXTURE_CHANNELS 4
 #define NMC_CHANNEL_KIND 0             // NMC_SOURCE_PACK, NMC_SOURCE_CONSTANT or NMC_SOURCE_NORMAL_Z, plus
-                                       // NMC_SOURCE_INVERT when the file value is 1 - v
+                                       // NMC_SOURCE_INVERT when the file value is 1 - v, or NMC_SOURCE_HLG when it
+                                       // is peak * hlg_decode(v) (an HLG-encoded texture, spec 8.9)
 #define NMC_CHANNEL_PACK_CHANNEL 1     // NMC_SOURCE_PACK: the pack channel
-#define NMC_CHANNEL_CONSTANT 2         // NMC_SOURCE_CONSTANT: the value, as float bits
+#define NMC_CHANNEL_CONSTANT 2         // NMC_SOURCE_CONSTANT: the value; with NMC_SOURCE_HLG: the peak; float bits
 
 #define NMC_HEADER_WORDS 512
 
@@ -103,5 +107,6 @@
 #define NMC_SOURCE_CONSTANT 1u
 #define NMC_SOURCE_NORMAL_Z 2u
 #define NMC_SOURCE_INVERT 256u
+#define NMC_SOURCE_HLG 512u
 
 #endif

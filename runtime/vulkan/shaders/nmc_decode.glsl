@@ -437,6 +437,17 @@ vec3 nmc_normal_channels(float x, float y, float z) {
     return channels;
 }
 
+// spec 8.9: an HLG-encoded texture's value peak * hlg_decode(e), hlg_decode(e) = e <= 0.5 ? (e * e) / 3
+// : (exp((e - c) / a) + b) / 12. GPUs' exp and division are not correctly rounded, so this may differ from the
+// reference decoder's by a few float32 steps.
+float nmc_hlg_value(float e, float peak) {
+    const float a = nmc_float(NMC_HEADER_HLG), b = nmc_float(NMC_HEADER_HLG + 1u), c = nmc_float(NMC_HEADER_HLG + 2u);
+    precise float low = (e * e) / 3.0;
+    precise float high = (exp((e - c) / a) + b) / 12.0;
+    precise float value = peak * (e <= 0.5 ? low : high);
+    return value;
+}
+
 // spec 8.8-8.9: the source-channel values of texture `t` (NMC_HEADER_TEXTURES) from one texel's pack values (8.7).
 void nmc_source_channels(uint t, float pack[16], out float values[4]) {
     const uint texture = NMC_HEADER_TEXTURES + t * NMC_TEXTURE_WORDS;
@@ -467,6 +478,7 @@ void nmc_source_channels(uint t, float pack[16], out float values[4]) {
                 precise float inverted = 1.0 - v;
                 v = inverted;
             }
+            if ((kind & NMC_SOURCE_HLG) != 0u) v = nmc_hlg_value(v, nmc_float(channel + NMC_CHANNEL_CONSTANT));
         }
         values[i] = v;
     }
