@@ -11,6 +11,7 @@
 #include "cuda/device_array.h"
 #include "decoder/common/reference_math.h"
 #include "decoder/cuda/device_model.h"
+#include "format/limits.h"
 
 namespace nmc {
 
@@ -96,7 +97,7 @@ Result<Image> CudaDecoder::decode_texture(int texture, int mip) const {
     const int channels = static_cast<int>(layout.channels.size());
     Image image(m.mip_width(mip), m.mip_height(mip), channels, layout.sample_type);
     // spec 8.8-8.9 with the reference code, per texel, from the GPU's pack-channel values.
-    float values[cuda_detail::kMaxChannels];
+    float values[kMaxChannels];
     for (size_t i = 0; i < image.texel_count(); ++i) {
         for (size_t c = 0; c < planes.size(); ++c) values[c] = planes[c][i];
         source_channel_values(layout, values, &image.pixels[i * static_cast<size_t>(channels)]);
