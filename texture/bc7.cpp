@@ -145,7 +145,7 @@ int quantize(float target, int pbit, const FitSpec& s) {
         uint8_t nearest[9][3][256];  // [bits][0: no p-bit, 1 + p-bit][8-bit value]
         Tables() {
             for (int bits = 1; bits <= 8; ++bits)
-                for (int layout = 0; layout < 3; ++layout)
+                for (int layout = 0; layout < (bits < 8 ? 3 : 1); ++layout)  // a p-bit makes at most 8 bits
                     for (int v = 0; v < 256; ++v) {
                         int best = 0, best_d = INT_MAX;
                         for (int q = 0; q < (1 << bits); ++q) {
