@@ -5,9 +5,11 @@
 // (render.frag) and in a compute pass (render.comp: one invocation a pixel, as a deferred renderer evaluates
 // materials). Writes the fragment shader's two frames and their difference (x8) as PNG, prints the PSNR between the
 // frames of each pair over the plane's pixels beside the pack's own psnr8, and the GPU milliseconds per frame of each
-// (device timestamps, median).
+// (device timestamps, median). With `decoded` last, the ordinary textures hold the pack decoded on the CPU (every mip,
+// as inference on load gives them) instead of the source's planes: the frame pair then differs only by sampling the
+// network at each pixel instead of sampling decoded texels, without the compression error.
 // Usage: nmc_vulkan_render_bench PACK SOURCE_FOLDER OUT_FOLDER [width (1920)] [height (1080)] [frames (5)]
-//                                [device index (-1: the first GPU)]
+//                                [device index (-1: the first GPU)] [textures: source (default) | decoded]
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "bench/bench_exit_on_error.h"
+#include "decoder/cpu/cpu_decoder.h"
 #include "format/pack.h"
 #include "material/image_io.h"
 #include "quality/quality_measurement.h"
@@ -122,10 +125,13 @@ int main(int argc, char** argv) {
     const uint32_t height = argc > 5 ? static_cast<uint32_t>(std::atoi(argv[5])) : 1080;
     const int frames = argc > 6 ? std::atoi(argv[6]) : 5;
     const int device_index = argc > 7 ? std::atoi(argv[7]) : -1;
-    if (width < 1 || width > 8192 || height < 1 || height > 8192 || frames < 1) {
-        std::fprintf(stderr, "%s: width and height 1..8192, frames >= 1\n", argv[0]);
+    const std::string textures = argc > 8 ? argv[8] : "source";
+    if (width < 1 || width > 8192 || height < 1 || height > 8192 || frames < 1 ||
+        (textures != "source" && textures != "decoded")) {
+        std::fprintf(stderr, "%s: width and height 1..8192, frames >= 1, textures source or decoded\n", argv[0]);
         return 2;
     }
+    const bool decoded_textures = textures == "decoded";
 
     nmc::Result<nmc::Pack> pack = nmc::read_pack_file(pack_path);
     check(pack.status(), "reading the pack");
@@ -133,6 +139,14 @@ int main(int argc, char** argv) {
     check(reference.status(), "reading the source textures");
     nmc::Result<nmc::GpuModel> model = nmc::build_gpu_model(pack.value());
     check(model.status(), "building the GPU model");
+    // The ordinary textures' planes, mip by mip: the source's, or the pack decoded by the CPU reference decoder.
+    std::vector<std::vector<std::vector<float>>> texture_planes = reference->material.mips;
+    if (decoded_textures) {
+        nmc::Result<nmc::CpuDecoder> cpu = nmc::CpuDecoder::create(pack.value());
+        check(cpu.status(), "creating the CPU decoder");
+        for (int m = 0; m < pack->material.mip_count; ++m)
+            check(cpu->decode_mip_channels(m, texture_planes[static_cast<size_t>(m)]), "decoding the pack on the CPU");
+    }
     nmc::Result<std::unique_ptr<Context>> opened = Context::open(device_index);
     check(opened.status(), "opening the Vulkan device");
     Context& context = *opened.value();
@@ -184,7 +198,7 @@ int main(int argc, char** argv) {
             const auto h = static_cast<size_t>(info.mip_height(static_cast<int>(m)));
             std::vector<float> texels(w * h * 4, 0.0f);
             for (int k = 0; k < 4 && 4 * i + k < channels; ++k) {
-                const std::vector<float>& plane = reference->material.mips[m][static_cast<size_t>(4 * i + k)];
+                const std::vector<float>& plane = texture_planes[m][static_cast<size_t>(4 * i + k)];
                 for (size_t t = 0; t < w * h; ++t) texels[t * 4 + static_cast<size_t>(k)] = plane[t];
             }
             Buffer staging;
@@ -551,13 +565,15 @@ int main(int argc, char** argv) {
     std::printf(
         "| inference on sample (nmc_decode.glsl per pixel, trilinear: up to 2 decodes a pixel) | %.3f | %.3f |\n",
         rendered[0].ms, rendered[2].ms);
-    std::printf("| source textures (pack-channel planes, hardware trilinear) | %.3f | %.3f |\n", rendered[1].ms,
+    std::printf("| %s (pack-channel planes, hardware trilinear) | %.3f | %.3f |\n",
+                decoded_textures ? "the pack decoded on the CPU as textures" : "source textures", rendered[1].ms,
                 rendered[3].ms);
     std::printf("(GPU time, median of %d frames)\n", frames);
     std::printf(
-        "frame PSNR, pack vs source, 8-bit RGB over the plane's pixels: fragment shader %.2f dB (%zu pixels), "
+        "frame PSNR, pack vs %s, 8-bit RGB over the plane's pixels: fragment shader %.2f dB (%zu pixels), "
         "compute pass %.2f dB (%zu pixels); the pack's psnr8: %.2f dB\n",
-        fragment_psnr, fragment_pixels, compute_psnr, compute_pixels, pack->quality.psnr8_mip0_db);
+        decoded_textures ? "decoded textures" : "source", fragment_psnr, fragment_pixels, compute_psnr,
+        compute_pixels, pack->quality.psnr8_mip0_db);
     std::printf("wrote %s/{frame_pack,frame_source,frame_difference_x8}.png (the fragment shader's)\n", out.c_str());
 
     vk.vkDestroyQueryPool(device, queries, nullptr);
