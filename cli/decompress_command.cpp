@@ -190,9 +190,13 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
         auto encoded = texture::encode_block_texture(choices[t], mips, o.threads, astc_effort);
         const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
         if (!encoded.ok()) {
-            // The decoder's mips always form a chain: what fails here is the ASTC library (memory, or a bug).
-            print_error(encoded.status().with_context(path));
-            return encoded.status().code() == StatusCode::out_of_memory ? exit_code_for(encoded.status()) : kExitInternal;
+            // The decoder's mips always form a chain: what fails here is a BC6H texture's negative values (exit 7),
+            // or the ASTC library (memory, or a bug).
+            print_error(encoded.status().with_context("texture '" + layout.name + "' (" + path + ")"));
+            const StatusCode code = encoded.status().code();
+            return code == StatusCode::out_of_memory || code == StatusCode::backend_unavailable
+                       ? exit_code_for(encoded.status())
+                       : kExitInternal;
         }
         Status written = texture::write_texture_file(path, container, encoded->texture, supercompression, o.force);
         if (!written.ok()) {
@@ -356,7 +360,7 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
         ->check(CLI::IsMember({"source", "png", "exr", "tga", "dds", "ktx2"}));
     cmd->add_option("--codec", options->codec,
                     "Block format of --format dds|ktx2: auto (BC4 one channel, BC5 normal maps stored as X,Y and two "
-                    "channels, BC7 the rest), bc1, bc4, bc5, bc7, astc-4x4 .. astc-12x12 (KTX2 only), or astc: the "
+                    "channels, BC6H float (HDR) maps, BC7 the rest), bc1, bc4, bc5, bc6h, bc7, astc-4x4 .. astc-12x12 (KTX2 only), or astc: the "
                     "largest ASTC block reaching --block-psnr, per texture")
         ->check(CLI::IsMember(codec_names()))
         ->each([options](const std::string&) { options->codec_given = true; });

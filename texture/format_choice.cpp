@@ -14,18 +14,38 @@ bool holds_color(const TextureLayout& layout) {
                        [](const ChannelSource& c) { return is_color(c.semantic); });
 }
 
+// Mip 0 of a BC6H texture, decoded and quantized as to_rgba8() quantizes the source, so that psnr8 compares like
+// with like: a grey source (encoded as (v, v, v)) on its one channel.
+Result<Rgba8Image> decode_bc6h_as_rgba8(const BlockTexture& t, int source_channels) {
+    auto floats = decode_bc6h_blocks(t.width, t.height, t.levels[0]);
+    if (!floats.ok()) return floats.status();
+    if (source_channels != 1) return to_rgba8(*floats);
+    Image grey(t.width, t.height, 1);
+    for (size_t i = 0; i < grey.pixels.size(); ++i) grey.pixels[i] = floats->pixels[i * 3];
+    return to_rgba8(grey);
+}
+
 }  // namespace
 
 Result<BlockChoice> choose_block_format(const TextureLayout& layout, std::optional<BlockFormat> requested) {
     const std::string texture = "texture '" + layout.name + "'";
-    if (is_float(layout.sample_type))
-        return Status(StatusCode::backend_unavailable,
-                      texture + " holds " + to_string(layout.sample_type) +
-                          " samples (values outside [0, 1] kept): that needs BC6H or ASTC HDR, which nmc does not "
-                          "encode yet; --format exr writes it");
+    const int channels = int(layout.channels.size());
+    if (is_float(layout.sample_type)) {
+        if (channels > channels_held(BlockFormat::bc6h))
+            return Status(StatusCode::backend_unavailable,
+                          texture + " holds " + to_string(layout.sample_type) +
+                              " samples with alpha: BC6H holds RGB only and nmc does not encode ASTC HDR; --format "
+                              "exr writes it");
+        if (requested && *requested != BlockFormat::bc6h)
+            return Status(StatusCode::invalid_argument,
+                          "--codec " + std::string(to_string(*requested)) + " holds values in [0, 1]: " + texture +
+                              " holds " + to_string(layout.sample_type) + " samples; bc6h holds them");
+        BlockChoice choice;
+        choice.format = BlockFormat::bc6h;
+        return choice;
+    }
     if (requested && is_astc(*requested) && !astc_in_build())
         return astc_availability().with_context(std::string("--codec ") + to_string(*requested));
-    const int channels = int(layout.channels.size());
     const bool srgb_color = layout.color_space == ColorSpace::srgb && holds_color(layout);
     const bool normal_xy = layout.holds_normals() && layout.normal_mode == NormalMode::xy;
     BlockChoice choice;
@@ -59,6 +79,16 @@ Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std
                                             AstcEffort astc_effort) {
     EncodedTexture out;
     BlockTexture& t = out.texture;
+    if (choice.format == BlockFormat::bc6h) {
+        // BC6H_UF16 holds no negative value: refused rather than clamped to 0.
+        for (const Image& mip : mips)
+            for (float v : mip.pixels)
+                if (!(v >= 0))
+                    return Status(StatusCode::backend_unavailable,
+                                  "holds a negative value (" + std::to_string(v) +
+                                      ") that BC6H_UF16 cannot hold; nmc does not encode BC6H_SF16 yet; --format "
+                                      "exr keeps it");
+    }
     t.format = choice.format;
     t.srgb = choice.srgb;
     if (mips.empty()) return Status(StatusCode::invalid_argument, "no mip to encode");
@@ -77,11 +107,14 @@ Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std
         auto blocks = encode_astc(choice, astc_effort, levels, threads);
         if (!blocks.ok()) return blocks.status();
         t.levels = std::move(blocks).value();
+    } else if (t.format == BlockFormat::bc6h) {
+        for (const Image& mip : mips) t.levels.push_back(encode_bc6h_blocks(mip, threads));
     } else {
         for (const Rgba8Image& level : levels) t.levels.push_back(encode_blocks(t.format, level, threads));
     }
-    auto decoded = is_astc(t.format) ? decode_astc(choice, t.width, t.height, t.levels[0])
-                                     : decode_blocks(t.format, t.width, t.height, t.levels[0]);
+    auto decoded = t.format == BlockFormat::bc6h ? decode_bc6h_as_rgba8(t, mips[0].channels)
+                   : is_astc(t.format)           ? decode_astc(choice, t.width, t.height, t.levels[0])
+                                                 : decode_blocks(t.format, t.width, t.height, t.levels[0]);
     if (!decoded.ok()) return decoded.status();
     out.compared_channels = compared_channels(choice, mips[0].channels);
     out.mip0_mse8 = mean_squared_error8(levels[0], *decoded, out.compared_channels);

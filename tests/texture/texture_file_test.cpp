@@ -38,10 +38,11 @@ struct Case {
     BlockFormat format;
     bool srgb;
 };
-const Case kCases[] = {{BlockFormat::bc1, false},     {BlockFormat::bc1, true},        {BlockFormat::bc4, false},
-                       {BlockFormat::bc5, false},     {BlockFormat::bc7, false},       {BlockFormat::bc7, true},
-                       {BlockFormat::astc_4x4, true}, {BlockFormat::astc_6x5, false},  {BlockFormat::astc_8x8, true},
-                       {BlockFormat::astc_10x6, false}, {BlockFormat::astc_12x12, false}};
+const Case kCases[] = {
+    {BlockFormat::bc1, false},     {BlockFormat::bc1, true},        {BlockFormat::bc4, false},
+    {BlockFormat::bc5, false},     {BlockFormat::bc6h, false},      {BlockFormat::bc7, false},
+    {BlockFormat::bc7, true},      {BlockFormat::astc_4x4, true},   {BlockFormat::astc_6x5, false},
+    {BlockFormat::astc_8x8, true}, {BlockFormat::astc_10x6, false}, {BlockFormat::astc_12x12, false}};
 
 TEST(TextureFile, RoundTripsEveryFormatInBothContainers) {
     const struct {
@@ -99,6 +100,18 @@ TEST(TextureFile, HeaderFieldsAtTheirOffsets) {
     const uint64_t level0 = load_u64_le(ktx->data() + 80);
     EXPECT_EQ(level0 % 16, 0u);
     EXPECT_EQ(level0 + t.levels[0].size(), ktx->size());
+
+    // BC6H (UF16): its DXGI and Vulkan formats, the BC6H colour model and a float sample of range 0.0 to 1.0.
+    const BlockTexture hdr = make_texture(BlockFormat::bc6h, false);
+    EXPECT_EQ(load_u32_le(encode_texture_file(ContainerFormat::dds, hdr)->data() + 128), 95u);  // DXGI_FORMAT_BC6H_UF16
+    auto hdr_ktx = encode_texture_file(ContainerFormat::ktx2, hdr);
+    ASSERT_TRUE(hdr_ktx.ok());
+    EXPECT_EQ(load_u32_le(hdr_ktx->data() + 12), 143u);  // VK_FORMAT_BC6H_UFLOAT_BLOCK
+    const uint32_t hdr_dfd = load_u32_le(hdr_ktx->data() + 48);
+    EXPECT_EQ((*hdr_ktx)[hdr_dfd + 12], 133);                             // KHR_DF_MODEL_BC6H
+    EXPECT_EQ((*hdr_ktx)[hdr_dfd + 31], 0x80);                            // channelType: COLOR, FLOAT, unsigned
+    EXPECT_EQ(load_u32_le(hdr_ktx->data() + hdr_dfd + 36), 0u);           // sampleLower 0.0f
+    EXPECT_EQ(load_u32_le(hdr_ktx->data() + hdr_dfd + 40), 0x3F800000u);  // sampleUpper 1.0f
 
     // ASTC 10x6 sRGB: its Vulkan format, the ASTC colour model and the block's footprint in the descriptor.
     auto astc = encode_texture_file(ContainerFormat::ktx2, make_texture(BlockFormat::astc_10x6, true));
