@@ -1,9 +1,9 @@
 // BC6H (BPTC float) blocks, as the Khronos Data Format Specification ("BC6H") and the Direct3D 11 BC6H format
-// define them: the decoder reads all fourteen modes, signed or unsigned; the encoder writes the one-region modes
-// (Khronos mode numbers 3, 7, 11 and 15). It fits endpoints to the texels' half-float bit patterns, which grow
-// about as the logarithm of the value, so error is spent evenly across the dynamic range, as a viewer sees it
-// after exposure: a principal axis through the block, then least squares on the chosen indices, in every mode,
-// keeping the mode and endpoints of least squared error in those bit patterns.
+// define them: the decoder reads all fourteen modes, signed or unsigned; the encoder writes UF16 in all of them.
+// It fits endpoints to the texels' half-float bit patterns, which grow about as the logarithm of the value, so
+// error is spent evenly across the dynamic range, as a viewer sees it after exposure: a principal axis through
+// each region, then least squares on the chosen indices, in every mode (the two-region ones on the partitions
+// whose regions a line fits best), keeping the mode and endpoints of least squared error in those bit patterns.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -169,10 +169,20 @@ bool is_anchor(const Mode& m, int partition, int texel) {
     return texel == 0 || (m.regions == 2 && texel == bptc::kAnchor2[partition]);
 }
 
-// ---- Encoder (one-region modes) ----
+// ---- Encoder ----
 
 constexpr int kUnsignedMax = 0xFFFF;  // the interpolation domain of UF16
-constexpr int kPaletteSize = 16;
+constexpr int kPartitions = 32;       // BC6H uses the first 32 two-subset partitions
+constexpr int kPartitionsTried = 3;   // the best-ranked partitions each two-region mode is fitted on
+// A one-region fit whose squared error (in half-float steps, over the block's 48 values) is at most this, about
+// 2 steps per value, ends the search.
+constexpr int64_t kGoodEnoughError = kBlockTexels * 3 * 4;
+
+// The texels' targets in the interpolation domain and their half-float bit patterns, the encoder's error unit.
+struct Texels {
+    uint16_t halves[kBlockTexels * 3];
+    float targets[kBlockTexels][3];
+};
 
 // Stored endpoint components of `bits` nearest an interpolation-domain value `u`.
 int quantize(float u, int bits) {
@@ -187,92 +197,109 @@ int quantize(float u, int bits) {
 
 struct Candidate {
     const Mode* mode = nullptr;
-    int stored[2][3] = {};  // endpoints as stored at endpoint_bits (before the delta transform)
+    int partition = 0;
+    int stored[4][3] = {};  // endpoints (region r: 2r, 2r + 1) at endpoint_bits, before the delta transform
     uint8_t indices[kBlockTexels] = {};
     int64_t error = std::numeric_limits<int64_t>::max();
 };
 
-// The stored endpoints nearest `a` and `b` (interpolation domain) that mode `m` can hold: the second endpoint
-// within reach of the first's delta bits.
-void quantize_endpoints(const Mode& m, const float a[3], const float b[3], int stored[2][3]) {
-    for (int c = 0; c < 3; ++c) {
-        stored[0][c] = quantize(a[c], m.endpoint_bits);
-        stored[1][c] = quantize(b[c], m.endpoint_bits);
-        if (m.transformed) {
-            const int reach = 1 << (m.delta_bits[c] - 1);
-            stored[1][c] = std::clamp(stored[1][c], std::max(stored[0][c] - reach, 0),
-                                      std::min(stored[0][c] + reach - 1, (1 << m.endpoint_bits) - 1));
-        }
-    }
-}
+int endpoint_count(const Mode& m) { return 2 * m.regions; }
 
-bool deltas_fit(const Mode& m, const int stored[2][3]) {
+bool deltas_fit(const Mode& m, const int stored[4][3]) {
     if (!m.transformed) return true;
-    for (int c = 0; c < 3; ++c) {
-        const int d = stored[1][c] - stored[0][c], reach = 1 << (m.delta_bits[c] - 1);
-        if (d < -reach || d >= reach) return false;
-    }
+    for (int k = 1; k < endpoint_count(m); ++k)
+        for (int c = 0; c < 3; ++c) {
+            const int d = stored[k][c] - stored[0][c], reach = 1 << (m.delta_bits[c] - 1);
+            if (d < -reach || d >= reach) return false;
+        }
     return true;
 }
 
-// Chooses each texel's index for the endpoints in `c` (nearest palette entry in half-float bits) and the error.
-// The anchor texel 0 must take an index below 8: when its nearest is not, the endpoints swap (the palette
-// reverses exactly, the weights being symmetric) if the deltas still fit, else texel 0 takes its best index below 8.
-void choose_indices(const uint16_t halves[kBlockTexels * 3], Candidate& c) {
+// The stored endpoints nearest `ends` (interpolation domain) that mode `m` can hold: the others within reach of
+// the first's delta bits.
+void quantize_endpoints(const Mode& m, const float ends[4][3], int stored[4][3]) {
+    for (int c = 0; c < 3; ++c) {
+        stored[0][c] = quantize(ends[0][c], m.endpoint_bits);
+        for (int k = 1; k < endpoint_count(m); ++k) {
+            stored[k][c] = quantize(ends[k][c], m.endpoint_bits);
+            if (m.transformed) {
+                const int reach = 1 << (m.delta_bits[c] - 1);
+                stored[k][c] = std::clamp(stored[k][c], std::max(stored[0][c] - reach, 0),
+                                          std::min(stored[0][c] + reach - 1, (1 << m.endpoint_bits) - 1));
+            }
+        }
+    }
+}
+
+int64_t texel_error(const int palette_entry[3], const Texels& x, int t) {
+    int64_t e = 0;
+    for (int ch = 0; ch < 3; ++ch) {
+        const int64_t d = int64_t(palette_entry[ch]) - int64_t(x.halves[t * 3 + ch]);
+        e += d * d;
+    }
+    return e;
+}
+
+// Chooses each texel's index for the candidate's endpoints (nearest palette entry in half-float bits) and the
+// error. Each region's anchor texel must take an index in the palette's lower half: when its nearest is not, the
+// region's endpoints swap (its palette reverses exactly, the weights being symmetric) if the deltas still fit,
+// else the anchor takes its best index in the lower half.
+void choose_indices(const Texels& x, Candidate& c) {
     const Mode& m = *c.mode;
-    const auto palette_of = [&](int pal[kPaletteSize][3]) {
-        for (int i = 0; i < kPaletteSize; ++i)
+    const int entries = 1 << index_bits(m);
+    int palette[2][16][3];
+    const auto fill_palette = [&](int r) {
+        for (int i = 0; i < entries; ++i)
             for (int ch = 0; ch < 3; ++ch)
-                pal[i][ch] = finish_unquantize(
-                    bptc::interpolate(unquantize(c.stored[0][ch], m.endpoint_bits, false),
-                                      unquantize(c.stored[1][ch], m.endpoint_bits, false), bptc::kWeights4[i]),
+                palette[r][i][ch] = finish_unquantize(
+                    bptc::interpolate(unquantize(c.stored[2 * r][ch], m.endpoint_bits, false),
+                                      unquantize(c.stored[2 * r + 1][ch], m.endpoint_bits, false), weights(m)[i]),
                     false);
     };
-    const auto texel_error = [&](const int pal[3], int t) {
-        int64_t e = 0;
-        for (int ch = 0; ch < 3; ++ch) {
-            const int64_t d = int64_t(pal[ch]) - int64_t(halves[t * 3 + ch]);
-            e += d * d;
-        }
-        return e;
-    };
-    int pal[kPaletteSize][3];
-    palette_of(pal);
-    const auto nearest = [&](int t, int limit) {
+    const auto nearest = [&](int r, int t, int limit) {
         int best = 0;
-        int64_t best_error = texel_error(pal[0], t);
+        int64_t best_error = texel_error(palette[r][0], x, t);
         for (int i = 1; i < limit; ++i) {
-            const int64_t e = texel_error(pal[i], t);
+            const int64_t e = texel_error(palette[r][i], x, t);
             if (e < best_error) best = i, best_error = e;
         }
         return best;
     };
-    int first = nearest(0, kPaletteSize);
-    bool reversed = false;
-    if (first >= kPaletteSize / 2) {
-        Candidate swapped = c;
-        std::swap(swapped.stored[0], swapped.stored[1]);
-        if (deltas_fit(m, swapped.stored)) {
-            std::memcpy(c.stored, swapped.stored, sizeof c.stored);
-            palette_of(pal);
-            reversed = true;
+    bool anchor_limited[2] = {false, false};
+    for (int r = 0; r < m.regions; ++r) {
+        fill_palette(r);
+        const int anchor = r == 0 ? 0 : bptc::kAnchor2[c.partition];
+        if (nearest(r, anchor, entries) < entries / 2) continue;
+        int swapped[4][3];
+        std::memcpy(swapped, c.stored, sizeof swapped);
+        std::swap(swapped[2 * r], swapped[2 * r + 1]);
+        if (deltas_fit(m, swapped)) {
+            std::memcpy(c.stored, swapped, sizeof swapped);
+            fill_palette(r);
+        } else {
+            anchor_limited[r] = true;
         }
     }
     c.error = 0;
     for (int t = 0; t < kBlockTexels; ++t) {
-        const int i = t == 0 && !reversed ? nearest(0, kPaletteSize / 2) : nearest(t, kPaletteSize);
+        const int r = region_of(m, c.partition, t);
+        const bool limited = anchor_limited[r] && is_anchor(m, c.partition, t);
+        const int i = nearest(r, t, limited ? entries / 2 : entries);
         c.indices[t] = uint8_t(i);
-        c.error += texel_error(pal[i], t);
+        c.error += texel_error(palette[r][i], x, t);
     }
 }
 
-// Least-squares endpoints (interpolation domain) for the candidate's indices; false when the indices are all one.
-bool refit(const float targets[kBlockTexels][3], const Candidate& c, float a[3], float b[3]) {
+// Least-squares endpoints (interpolation domain) of region r for the candidate's indices; false when its indices
+// are all one.
+bool refit(const Texels& x, const Candidate& c, int r, float a[3], float b[3]) {
+    const Mode& m = *c.mode;
     double aa = 0, ab = 0, bb = 0, ax[3] = {}, bx[3] = {};
     for (int t = 0; t < kBlockTexels; ++t) {
-        const double w = bptc::kWeights4[c.indices[t]] / 64.0, v = 1.0 - w;
+        if (region_of(m, c.partition, t) != r) continue;
+        const double w = weights(m)[c.indices[t]] / 64.0, v = 1.0 - w;
         aa += v * v, ab += v * w, bb += w * w;
-        for (int ch = 0; ch < 3; ++ch) ax[ch] += v * targets[t][ch], bx[ch] += w * targets[t][ch];
+        for (int ch = 0; ch < 3; ++ch) ax[ch] += v * x.targets[t][ch], bx[ch] += w * x.targets[t][ch];
     }
     const double det = aa * bb - ab * ab;
     if (std::abs(det) < 1e-9) return false;
@@ -283,15 +310,24 @@ bool refit(const float targets[kBlockTexels][3], const Candidate& c, float a[3],
     return true;
 }
 
-// The block's extent along its principal axis (power iteration on the covariance), interpolation domain.
-void principal_endpoints(const float targets[kBlockTexels][3], float a[3], float b[3]) {
-    float mean[3] = {};
+// The extent along the principal axis (power iteration on the covariance) of the texels `in` selects, in the
+// interpolation domain; returns the squared distance of those texels from that axis, how badly a line fits them.
+double principal_endpoints(const Texels& x, const bool in[kBlockTexels], float a[3], float b[3]) {
+    double mean[3] = {};
+    int n = 0;
     for (int t = 0; t < kBlockTexels; ++t)
-        for (int ch = 0; ch < 3; ++ch) mean[ch] += targets[t][ch] / kBlockTexels;
-    double cov[3][3] = {};
+        if (in[t]) {
+            ++n;
+            for (int ch = 0; ch < 3; ++ch) mean[ch] += x.targets[t][ch];
+        }
+    for (double& v : mean) v /= std::max(n, 1);
+    double cov[3][3] = {}, total = 0;
     for (int t = 0; t < kBlockTexels; ++t)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) cov[i][j] += double(targets[t][i] - mean[i]) * (targets[t][j] - mean[j]);
+        if (in[t])
+            for (int i = 0; i < 3; ++i) {
+                total += (x.targets[t][i] - mean[i]) * (x.targets[t][i] - mean[i]);
+                for (int j = 0; j < 3; ++j) cov[i][j] += (x.targets[t][i] - mean[i]) * (x.targets[t][j] - mean[j]);
+            }
     double axis[3] = {1, 1, 1};
     for (int iteration = 0; iteration < 8; ++iteration) {
         double next[3] = {};
@@ -301,33 +337,70 @@ void principal_endpoints(const float targets[kBlockTexels][3], float a[3], float
         if (norm < 1e-12) break;
         for (int i = 0; i < 3; ++i) axis[i] = next[i] / norm;
     }
-    double low = 0, high = 0;
+    double low = 0, high = 0, along = 0;
     for (int t = 0; t < kBlockTexels; ++t) {
+        if (!in[t]) continue;
         double p = 0;
-        for (int ch = 0; ch < 3; ++ch) p += (targets[t][ch] - mean[ch]) * axis[ch];
-        low = std::min(low, p), high = std::max(high, p);
+        for (int ch = 0; ch < 3; ++ch) p += (x.targets[t][ch] - mean[ch]) * axis[ch];
+        low = std::min(low, p), high = std::max(high, p), along += p * p;
     }
     for (int ch = 0; ch < 3; ++ch) {
         a[ch] = float(std::clamp(mean[ch] + low * axis[ch], 0.0, double(kUnsignedMax)));
         b[ch] = float(std::clamp(mean[ch] + high * axis[ch], 0.0, double(kUnsignedMax)));
     }
+    return std::max(total - along, 0.0);
+}
+
+// Principal-axis endpoints of each region of `partition` (regions 1 or 2); the sum of the regions' line-fit errors.
+double initial_endpoints(const Texels& x, int regions, int partition, float ends[4][3]) {
+    double misfit = 0;
+    for (int r = 0; r < regions; ++r) {
+        bool in[kBlockTexels];
+        for (int t = 0; t < kBlockTexels; ++t)
+            in[t] = (regions == 1 ? 0 : (bptc::kPartitions2[partition] >> t) & 1) == r;
+        misfit += principal_endpoints(x, in, ends[2 * r], ends[2 * r + 1]);
+    }
+    return misfit;
+}
+
+// The best fit of mode m on `partition` from endpoints `ends`: quantized, indices chosen, refitted by least
+// squares, a few rounds.
+Candidate fit(const Texels& x, const Mode& m, int partition, float ends[4][3]) {
+    Candidate best;
+    for (int round = 0; round < 3; ++round) {
+        Candidate c;
+        c.mode = &m;
+        c.partition = partition;
+        quantize_endpoints(m, ends, c.stored);
+        choose_indices(x, c);
+        if (c.error < best.error) best = c;
+        bool refitted = false;
+        for (int r = 0; r < m.regions; ++r) refitted |= refit(x, best, r, ends[2 * r], ends[2 * r + 1]);
+        if (!refitted) break;
+    }
+    return best;
 }
 
 void pack(const Candidate& c, uint8_t block[16]) {
     const Mode& m = *c.mode;
     std::memset(block, 0, 16);
     for (int i = 0; i < mode_bit_count(m); ++i) set_bit(block, i, (m.number >> i) & 1u);
-    int fields[6];
+    int fields[12] = {};
     for (int ch = 0; ch < 3; ++ch) {
         fields[ch] = c.stored[0][ch];
-        const int d = m.transformed ? c.stored[1][ch] - c.stored[0][ch] : c.stored[1][ch];
-        fields[3 + ch] = d & ((1 << m.delta_bits[ch]) - 1);
+        for (int k = 1; k < endpoint_count(m); ++k) {
+            const int d = m.transformed ? c.stored[k][ch] - c.stored[0][ch] : c.stored[k][ch];
+            fields[3 * k + ch] = d & ((1 << m.delta_bits[ch]) - 1);
+        }
     }
     int pos = mode_bit_count(m);
     walk_layout(m, [&](Field f, int bit) { set_bit(block, pos++, uint32_t(fields[f] >> bit) & 1u); });
-    pos = kOneRegionIndicesAt;
+    if (m.regions == 2)
+        for (int i = 0; i < 5; ++i) set_bit(block, kPartitionBitsAt + i, uint32_t(c.partition >> i) & 1u);
+    pos = m.regions == 1 ? kOneRegionIndicesAt : kTwoRegionIndicesAt;
     for (int t = 0; t < kBlockTexels; ++t)
-        for (int i = 0; i < index_bits(m) - (t == 0 ? 1 : 0); ++i) set_bit(block, pos++, (c.indices[t] >> i) & 1u);
+        for (int i = 0; i < index_bits(m) - (is_anchor(m, c.partition, t) ? 1 : 0); ++i)
+            set_bit(block, pos++, (c.indices[t] >> i) & 1u);
 }
 
 }  // namespace
@@ -379,33 +452,42 @@ bool decode_bc6h_block(const uint8_t block[16], uint16_t rgb[kBlockTexels * 3], 
 }
 
 void encode_bc6h_block(const float rgb[kBlockTexels * 3], uint8_t block[16]) {
-    uint16_t halves[kBlockTexels * 3];
-    // The halves in the interpolation domain: the middle of the values finish_unquantize() maps to each.
-    float targets[kBlockTexels][3];
+    Texels x;
     for (int i = 0; i < kBlockTexels * 3; ++i) {
         const float v = rgb[i] > 0 ? std::min(rgb[i], kFp16Max) : 0.0f;  // NaN and negatives to 0
-        halves[i] = float_to_fp16(v);
-        targets[i / 3][i % 3] = (float(halves[i]) + 0.5f) * 64.0f / 31.0f;
+        x.halves[i] = float_to_fp16(v);
+        // The middle of the interpolated values finish_unquantize() maps to this half.
+        x.targets[i / 3][i % 3] = (float(x.halves[i]) + 0.5f) * 64.0f / 31.0f;
     }
-    float a[3], b[3];
-    principal_endpoints(targets, a, b);
+    // The one-region modes first: a block they fit to within a couple of half-float steps per channel needs no
+    // partition search (most blocks of smooth maps), which keeps the encoder several times faster.
     Candidate best;
-    for (const Mode& m : kModes) {
-        if (m.regions != 1) continue;
-        Candidate c;
-        c.mode = &m;
-        float ca[3], cb[3];
-        std::copy(a, a + 3, ca), std::copy(b, b + 3, cb);
-        for (int round = 0; round < 3; ++round) {
-            Candidate next;
-            next.mode = &m;
-            quantize_endpoints(m, ca, cb, next.stored);
-            choose_indices(halves, next);
-            if (next.error < c.error) c = next;
-            if (!refit(targets, c, ca, cb)) break;
+    float ends[4][3];
+    initial_endpoints(x, 1, 0, ends);
+    for (const Mode& m : kModes)
+        if (m.regions == 1) {
+            float start[4][3];
+            std::memcpy(start, ends, sizeof start);
+            const Candidate c = fit(x, m, 0, start);
+            if (c.error < best.error) best = c;
         }
-        if (c.error < best.error) best = c;
+    if (best.error <= kGoodEnoughError) {
+        pack(best, block);
+        return;
     }
+    // Two-region partitions ranked by how well a line through each region fits its texels.
+    float partition_ends[kPartitions][4][3];
+    std::pair<double, int> ranked[kPartitions];
+    for (int p = 0; p < kPartitions; ++p) ranked[p] = {initial_endpoints(x, 2, p, partition_ends[p]), p};
+    std::partial_sort(ranked, ranked + kPartitionsTried, ranked + kPartitions);
+    for (const Mode& m : kModes)
+        for (int i = 0; i < kPartitionsTried && m.regions == 2; ++i) {
+            const int p = ranked[i].second;
+            float start[4][3];
+            std::memcpy(start, partition_ends[p], sizeof start);
+            const Candidate c = fit(x, m, p, start);
+            if (c.error < best.error) best = c;
+        }
     pack(best, block);
 }
 

@@ -1,6 +1,6 @@
 // BC6H: hand-built blocks of the one-region modes and a two-region mode decode to the values the specification's
-// formulas give, the reserved modes are refused, and the encoder keeps flat colours exactly and an HDR image
-// (values from 1/1000 to 10000) close in the log domain.
+// formulas give, the reserved modes are refused, and the encoder keeps flat colours exactly, splits a block of two
+// regions, and keeps an HDR image (values from 1/1000 to 10000) close in the log domain.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -166,6 +166,23 @@ TEST(Bc6h, EncoderClampsWhatUf16CannotHold) {
         EXPECT_EQ(decoded[size_t(3 * t + 1)], 0.0f);
         EXPECT_EQ(decoded[size_t(3 * t + 2)], 65504.0f);
     }
+}
+
+// Four colours, two in the top half and two in the bottom half (as partition 13 splits a block), lie on no one
+// line but on two: a two-region mode keeps each within 2 %, where one region would blend them. (The colours are
+// close: two-region modes store the other endpoints as deltas from the first, so far-apart regions lose precision.)
+TEST(Bc6h, EncoderSplitsRegions) {
+    const float colours[4][3] = {{1.0f, 0.9f, 0.9f}, {1.1f, 0.99f, 0.99f}, {0.9f, 1.0f, 0.9f}, {0.99f, 1.1f, 0.99f}};
+    float rgb[kBlockTexels * 3];
+    for (int t = 0; t < kBlockTexels; ++t)
+        std::copy(colours[(t < 8 ? 0 : 2) + t % 2], colours[(t < 8 ? 0 : 2) + t % 2] + 3, rgb + 3 * t);
+    uint8_t block[16];
+    encode_bc6h_block(rgb, block);
+    const int mode_low_bits = block[0] & 3;
+    EXPECT_NE(mode_low_bits, 3) << "a two-region mode: low mode bits 00, 01 or 10";
+    const auto decoded = decode_to_floats(block);
+    for (int i = 0; i < kBlockTexels * 3; ++i)
+        EXPECT_NEAR(decoded[size_t(i)], rgb[i], rgb[i] * 0.02f) << "texel " << i / 3 << " channel " << i % 3;
 }
 
 // A synthetic HDR image: a sky-like gradient over four decades, a bright disc, and textured noise, 256 x 256.
