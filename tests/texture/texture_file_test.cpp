@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -15,6 +16,7 @@
 
 #include "core/byte_io.h"
 #include "core/file_io.h"
+#include "material/image_io.h"
 #include "texture/block_codecs.h"
 #include "texture/texture_file.h"
 
@@ -253,6 +255,43 @@ TEST(TextureFile, WritesAtomicallyAndRefusesToReplace) {
 
 // An independent decoder: Pillow (Debian's python3-pil) reads the BC7 DDS file nmc writes to the texels nmc's own
 // decoder gives, sample for sample. Skipped where Debian's python3 or Pillow's BC7 support is missing.
+// An independent BC6H decoder: OpenImageIO's oiiotool reads our BC6H_UF16 DDS file (37 x 21: partial edge blocks)
+// to the same half floats our decoder gives, value for value. The texels span 2^-10 to 2^10 at random, so the
+// encoder spreads its blocks over one- and two-region modes.
+TEST(TextureFile, OpenImageIoDecodesOurBc6hDdsAsWeDo) {
+    if (::access("/usr/bin/oiiotool", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/oiiotool";
+    if (!image_format_supported("exr")) GTEST_SKIP() << "this build reads no EXR";
+    Image image(37, 21, 3, SampleType::float32);
+    std::mt19937 rng(3);
+    for (float& v : image.pixels) v = std::exp2(float(int(rng() % 200) - 100) / 10.0f);
+    BlockTexture t;
+    t.format = BlockFormat::bc6h, t.width = image.width, t.height = image.height;
+    t.levels.push_back(encode_bc6h_blocks(image, 1));
+    int two_region_blocks = 0;
+    for (size_t b = 0; b < t.levels[0].size(); b += 16) two_region_blocks += (t.levels[0][b] & 3) != 3;
+    EXPECT_GT(two_region_blocks, 0);
+    EXPECT_LT(two_region_blocks, int(t.levels[0].size() / 16));
+    auto ours = decode_bc6h_blocks(t.width, t.height, t.levels[0]);
+    ASSERT_TRUE(ours.ok());
+
+    std::string dir = ::testing::TempDir() + "/nmc_oiio_XXXXXX";
+    ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+    const std::string dds = dir + "/t.dds", exr = dir + "/t.exr";
+    ASSERT_TRUE(write_texture_file(dds, ContainerFormat::dds, t, Supercompression::none, false).ok());
+    const int status = std::system(("/usr/bin/oiiotool '" + dds + "' -d float -o '" + exr + "' 2>&1").c_str());
+    auto theirs = read_image(exr);
+    std::remove(dds.c_str());
+    std::remove(exr.c_str());
+    ::rmdir(dir.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "oiiotool failed";
+    ASSERT_TRUE(theirs.ok()) << theirs.status().to_string();
+    ASSERT_EQ(theirs->channels, 3);
+    ASSERT_EQ(theirs->pixels.size(), ours->pixels.size());
+    size_t differing = 0;
+    for (size_t i = 0; i < ours->pixels.size(); ++i) differing += ours->pixels[i] != theirs->pixels[i];
+    EXPECT_EQ(differing, 0u) << "of " << ours->pixels.size() << " values";
+}
+
 TEST(TextureFile, PillowDecodesOurBc7DdsAsWeDo) {
     if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
     Image image(37, 21, 4);  // partial edge blocks
