@@ -14,15 +14,16 @@ bool holds_color(const TextureLayout& layout) {
                        [](const ChannelSource& c) { return is_color(c.semantic); });
 }
 
-// Mip 0 of a BC6H texture, decoded and quantized as to_rgba8() quantizes the source, so that psnr8 compares like
-// with like: a grey source (encoded as (v, v, v)) on its one channel.
-Result<Rgba8Image> decode_bc6h_as_rgba8(const BlockTexture& t, int source_channels) {
-    auto floats = decode_bc6h_blocks(t.width, t.height, t.levels[0]);
-    if (!floats.ok()) return floats.status();
-    if (source_channels != 1) return to_rgba8(*floats);
-    Image grey(t.width, t.height, 1);
-    for (size_t i = 0; i < grey.pixels.size(); ++i) grey.pixels[i] = floats->pixels[i * 3];
-    return to_rgba8(grey);
+// Mip 0 of a BC6H texture decoded into the source's channels (1 to 3; a grey source, encoded as (v, v, v), from R),
+// so that it compares with the source like with like.
+Result<Image> decode_bc6h_mip0(const BlockTexture& t, int source_channels) {
+    auto rgb = decode_bc6h_blocks(t.width, t.height, t.levels[0]);
+    if (!rgb.ok() || source_channels == 3) return rgb;
+    Image out(t.width, t.height, source_channels, SampleType::float16);
+    for (size_t i = 0; i < out.texel_count(); ++i)
+        for (int c = 0; c < source_channels; ++c)
+            out.pixels[i * size_t(source_channels) + size_t(c)] = rgb->pixels[i * 3 + size_t(c)];
+    return out;
 }
 
 }  // namespace
@@ -112,7 +113,12 @@ Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std
     } else {
         for (const Rgba8Image& level : levels) t.levels.push_back(encode_blocks(t.format, level, threads));
     }
-    auto decoded = t.format == BlockFormat::bc6h ? decode_bc6h_as_rgba8(t, mips[0].channels)
+    if (t.format == BlockFormat::bc6h) {
+        auto mip0 = decode_bc6h_mip0(t, mips[0].channels);
+        if (!mip0.ok()) return mip0.status();
+        out.mip0_decoded = std::move(mip0).value();
+    }
+    auto decoded = t.format == BlockFormat::bc6h ? Result<Rgba8Image>(to_rgba8(*out.mip0_decoded))
                    : is_astc(t.format)           ? decode_astc(choice, t.width, t.height, t.levels[0])
                                                  : decode_blocks(t.format, t.width, t.height, t.levels[0]);
     if (!decoded.ok()) return decoded.status();

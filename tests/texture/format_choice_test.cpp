@@ -141,6 +141,10 @@ TEST(FormatChoice, Bc6hEncodesFloatMipsAndRefusesNegatives) {
     EXPECT_EQ(encoded->texture.levels[0].size(), level_bytes(BlockFormat::bc6h, 8, 4));
     EXPECT_EQ(encoded->compared_channels, 3);
     EXPECT_LT(encoded->mip0_mse8, 1e-4);  // values above 1 clip alike on both sides of the psnr8 comparison
+    ASSERT_TRUE(encoded->mip0_decoded.has_value());  // the float mip 0, beyond [0, 1], for the HDR measure
+    ASSERT_EQ(encoded->mip0_decoded->channels, 3);
+    for (size_t i = 0; i < mips[0].pixels.size(); ++i)
+        EXPECT_NEAR(encoded->mip0_decoded->pixels[i], mips[0].pixels[i], 0.05f * mips[0].pixels[i]);
     mips[2].pixels[1] = -0.5f;
     encoded = encode_block_texture(choice, mips, 1, AstcEffort::medium);
     EXPECT_EQ(encoded.status().code(), StatusCode::backend_unavailable);
