@@ -190,9 +190,13 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
         auto encoded = texture::encode_block_texture(choices[t], mips, o.threads, astc_effort);
         const std::string path = o.out_dir + "/" + texture_output_name(layout, 0, o.suffix, texture::to_string(container));
         if (!encoded.ok()) {
-            // The decoder's mips always form a chain: what fails here is the ASTC library (memory, or a bug).
-            print_error(encoded.status().with_context(path));
-            return encoded.status().code() == StatusCode::out_of_memory ? exit_code_for(encoded.status()) : kExitInternal;
+            // The decoder's mips always form a chain: what fails here is a BC6H texture's negative values (exit 7),
+            // or the ASTC library (memory, or a bug).
+            print_error(encoded.status().with_context("texture '" + layout.name + "' (" + path + ")"));
+            const StatusCode code = encoded.status().code();
+            return code == StatusCode::out_of_memory || code == StatusCode::backend_unavailable
+                       ? exit_code_for(encoded.status())
+                       : kExitInternal;
         }
         Status written = texture::write_texture_file(path, container, encoded->texture, supercompression, o.force);
         if (!written.ok()) {
@@ -201,6 +205,9 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
         }
         const double block_psnr8 = psnr_from_mse(encoded->mip0_mse8);
         const std::optional<double> own_psnr8 = pack_psnr8(pack, layout.name);
+        // BC6H of an HDR map: its block compression error as the eye sees it, values above 1 included.
+        const double block_hdr_psnr =
+            encoded->mip0_decoded ? hdr_psnr_db(layout, mips[0], *encoded->mip0_decoded) : -1.0;
         if (o.json) {
             report.push_back({{"texture", layout.name},
                               {"path", path},
@@ -215,6 +222,7 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
                               {"block_psnr8_db", block_psnr8},
                               {"compared_channels", encoded->compared_channels},
                               {"pack_psnr8_db", own_psnr8 ? nlohmann::ordered_json(*own_psnr8) : nullptr}});
+            if (block_hdr_psnr >= 0) report.back()["block_hdr_psnr_db"] = block_hdr_psnr;
             if (sized) {
                 report.back()["target_block_psnr8_db"] = block_psnr_targets[t];
                 report.back()["target_reached"] = sized->reached;
@@ -224,6 +232,7 @@ int run_decompress_blocks(const DecompressOptions& o, const GlobalOptions& globa
                         path.c_str(), encoded->texture.width, encoded->texture.height, pack.material.mip_count,
                         texture::to_string(choices[t].format), choices[t].srgb ? " sRGB" : "", block_psnr8,
                         encoded->compared_channels);
+            if (block_hdr_psnr >= 0) std::printf("; block compression HDR PSNR %.2f dB", block_hdr_psnr);
             if (own_psnr8) std::printf("; pack psnr8 %.2f dB", *own_psnr8);
             if (sized) std::printf("; target %.2f dB", block_psnr_targets[t]);
             std::printf(")\n");
@@ -356,7 +365,7 @@ void add_decompress_command(CLI::App& app, const GlobalOptions& globals, int& ex
         ->check(CLI::IsMember({"source", "png", "exr", "tga", "dds", "ktx2"}));
     cmd->add_option("--codec", options->codec,
                     "Block format of --format dds|ktx2: auto (BC4 one channel, BC5 normal maps stored as X,Y and two "
-                    "channels, BC7 the rest), bc1, bc4, bc5, bc7, astc-4x4 .. astc-12x12 (KTX2 only), or astc: the "
+                    "channels, BC6H float (HDR) maps, BC7 the rest), bc1, bc4, bc5, bc6h, bc7, astc-4x4 .. astc-12x12 (KTX2 only), or astc: the "
                     "largest ASTC block reaching --block-psnr, per texture")
         ->check(CLI::IsMember(codec_names()))
         ->each([options](const std::string&) { options->codec_given = true; });

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "texture/block_codecs.h"
+#include "texture/bptc_tables.h"
 
 namespace nmc::texture {
 namespace {
@@ -35,20 +36,18 @@ constexpr ModeInfo kModes[8] = {
     {1, 0, 0, 0, 7, 7, true, false, 4, 0},  {2, 6, 0, 0, 5, 5, true, false, 2, 0},
 };
 
+using bptc::kAnchor2;
+using bptc::kPartitions2;
+using bptc::kWeights3;
+using bptc::kWeights4;
+using bptc::interpolate;
+
 constexpr int kWeights2[4] = {0, 21, 43, 64};
-constexpr int kWeights3[8] = {0, 9, 18, 27, 37, 46, 55, 64};
-constexpr int kWeights4[16] = {0, 4, 9, 13, 17, 21, 26, 30, 34, 38, 43, 47, 51, 55, 60, 64};
 const int* weights(int index_bits) {
     return index_bits == 2 ? kWeights2 : index_bits == 3 ? kWeights3 : kWeights4;
 }
 
-// Table.P2 (bit t: texel t lies in subset 1) and Table.P3 (bits 2t and 2t+1: texel t's subset).
-constexpr uint16_t kPartitions2[64] = {
-    0xcccc, 0x8888, 0xeeee, 0xecc8, 0xc880, 0xfeec, 0xfec8, 0xec80, 0xc800, 0xffec, 0xfe80, 0xe800, 0xffe8,
-    0xff00, 0xfff0, 0xf000, 0xf710, 0x008e, 0x7100, 0x08ce, 0x008c, 0x7310, 0x3100, 0x8cce, 0x088c, 0x3110,
-    0x6666, 0x366c, 0x17e8, 0x0ff0, 0x718e, 0x399c, 0xaaaa, 0xf0f0, 0x5a5a, 0x33cc, 0x3c3c, 0x55aa, 0x9696,
-    0xa55a, 0x73ce, 0x13c8, 0x324c, 0x3bdc, 0x6996, 0xc33c, 0x9966, 0x0660, 0x0272, 0x04e4, 0x4e40, 0x2720,
-    0xc936, 0x936c, 0x39c6, 0x639c, 0x9336, 0x9cc6, 0x817e, 0xe718, 0xccf0, 0x0fcc, 0x7744, 0xee22};
+// Table.P3 (bits 2t and 2t+1: texel t's subset); Table.P2 is in texture/bptc_tables.h.
 constexpr uint32_t kPartitions3[64] = {
     0xaa685050, 0x6a5a5040, 0x5a5a4200, 0x5450a0a8, 0xa5a50000, 0xa0a05050, 0x5555a0a0, 0x5a5a5050,
     0xaa550000, 0xaa555500, 0xaaaa5500, 0x90909090, 0x94949494, 0xa4a4a4a4, 0xa9a59450, 0x2a0a4250,
@@ -58,10 +57,7 @@ constexpr uint32_t kPartitions3[64] = {
     0x500aa550, 0xaaaa4444, 0x66660000, 0xa5a0a5a0, 0x50a050a0, 0x69286928, 0x44aaaa44, 0x66666600,
     0xaa444444, 0x54a854a8, 0x95809580, 0x96969600, 0xa85454a8, 0x80959580, 0xaa141414, 0x96960000,
     0xaaaa1414, 0xa05050a0, 0xa0a5a5a0, 0x96000000, 0x40804080, 0xa9a8a9a8, 0xaaaaaa44, 0x2a4a5254};
-// Table.A2, A3a, A3b: the anchor texel of subset 1 of two, and of subsets 1 and 2 of three.
-constexpr uint8_t kAnchor2[64] = {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 2,  8, 2, 2, 8,
-                                  8,  15, 2,  8,  2,  2,  8,  8,  2,  2,  15, 15, 6,  8,  2,  8,  15, 15, 2, 8, 2, 2,
-                                  2,  15, 15, 6,  6,  2,  6,  8,  15, 15, 2,  2,  15, 15, 15, 15, 15, 2,  2, 15};
+// Table.A3a, A3b: the anchor texels of subsets 1 and 2 of three (Table.A2 is in texture/bptc_tables.h).
 constexpr uint8_t kAnchor3a[64] = {3,  3,  15, 15, 8, 3,  15, 15, 8,  8,  6, 6,  6, 5,  3, 3,  3,  3,  8,  15, 3,  3,
                                    6,  10, 5,  8,  8, 6,  8,  5,  15, 15, 8, 15, 3, 5,  6, 10, 8,  15, 15, 3,  15, 5,
                                    15, 15, 15, 15, 3, 15, 5,  5,  5,  8,  5, 10, 5, 10, 8, 13, 15, 12, 3,  3};
@@ -79,8 +75,6 @@ int anchor_of(int subsets, int partition, int subset) {
     return subsets == 2 ? kAnchor2[partition] : subset == 1 ? kAnchor3a[partition] : kAnchor3b[partition];
 }
 
-// Interpolation of the specification: ((64 - w) e0 + w e1 + 32) >> 6.
-int interpolate(int e0, int e1, int w) { return ((64 - w) * e0 + w * e1 + 32) >> 6; }
 
 // An endpoint component as decoded: `bits` stored bits, then the p-bit when there is one, then the top bits
 // repeated to fill the byte.

@@ -31,4 +31,13 @@ void encode_bc7_block(const uint8_t rgba[kBlockTexels * 4], uint8_t block[16], B
 void encode_bc7_block_in_mode(const uint8_t rgba[kBlockTexels * 4], uint8_t block[16], int mode);
 bool decode_bc7_block(const uint8_t block[16], uint8_t rgba[kBlockTexels * 4]);
 
+// BC6H (16 bytes): RGB half floats, unsigned (BC6H_UF16) or signed (BC6H_SF16). The encoder writes UF16 in any of its
+// fourteen modes, fitting the texels' half-float bit patterns (close to their logarithm); `rgb` is 16 texels x 3
+// floats, negatives and NaN taken as 0 and values above 65504 as 65504. The decoder reads every mode of either
+// type into half-float bit patterns; it fails (returns false, texels zeroed) only on the reserved modes (first
+// five bits 19, 23, 27 or 31).
+enum class Bc6hType { uf16, sf16 };
+void encode_bc6h_block(const float rgb[kBlockTexels * 3], uint8_t block[16]);
+bool decode_bc6h_block(const uint8_t block[16], uint16_t rgb[kBlockTexels * 3], Bc6hType type);
+
 }  // namespace nmc::texture

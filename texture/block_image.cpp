@@ -28,6 +28,7 @@ const char* to_string(BlockFormat f) {
         case BlockFormat::bc1: return "bc1";
         case BlockFormat::bc4: return "bc4";
         case BlockFormat::bc5: return "bc5";
+        case BlockFormat::bc6h: return "bc6h";
         case BlockFormat::bc7: return "bc7";
         default: return kAstcNames[astc_index(f)];
     }
@@ -35,7 +36,8 @@ const char* to_string(BlockFormat f) {
 
 const std::vector<BlockFormat>& all_block_formats() {
     static const std::vector<BlockFormat> formats = [] {
-        std::vector<BlockFormat> all = {BlockFormat::bc1, BlockFormat::bc4, BlockFormat::bc5, BlockFormat::bc7};
+        std::vector<BlockFormat> all = {BlockFormat::bc1, BlockFormat::bc4, BlockFormat::bc5, BlockFormat::bc6h,
+                                        BlockFormat::bc7};
         for (int i = 0; i <= int(BlockFormat::astc_12x12) - int(BlockFormat::astc_4x4); ++i)
             all.push_back(BlockFormat(int(BlockFormat::astc_4x4) + i));
         return all;
@@ -62,6 +64,7 @@ int channels_held(BlockFormat f) {
         case BlockFormat::bc1: return 3;
         case BlockFormat::bc4: return 1;
         case BlockFormat::bc5: return 2;
+        case BlockFormat::bc6h: return 3;
         default: return 4;  // BC7, ASTC
     }
 }
@@ -123,28 +126,23 @@ void encode_tile(BlockFormat f, Bc7Effort bc7_effort, bool alpha_held, const uin
         case BlockFormat::bc7:
             encode_bc7_block(tile, block, bc7_effort, alpha_held);
             break;
-        default: break;  // ASTC: encode_blocks() is BCn only (texture/astc.h), checked there
+        default: break;  // ASTC, BC6H: encode_blocks() is 8-bit BCn only (texture/astc.h, encode_bc6h_blocks())
     }
 }
 
-}  // namespace
-
-std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads, Bc7Effort bc7_effort) {
-    assert(!is_astc(f));
-    const int blocks_x = (image.width + 3) / 4, blocks_y = (image.height + 3) / 4;
-    std::vector<uint8_t> out(level_bytes(f, image.width, image.height));
+// The blocks of a width x height level of `f`: encode_block(bx, by, block) writes block (bx, by). Rows of blocks
+// are dealt round-robin to `threads` workers (0: every core); each block's bytes depend on its tile alone.
+template <typename EncodeBlock>
+std::vector<uint8_t> encode_level(BlockFormat f, int width, int height, int threads, const EncodeBlock& encode_block) {
+    const int blocks_x = (width + 3) / 4, blocks_y = (height + 3) / 4;
+    std::vector<uint8_t> out(level_bytes(f, width, height));
     const size_t stride = size_t(block_bytes(f));
     if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
     threads = std::min(threads, blocks_y);
-    // Rows of blocks are dealt round-robin: each block's bytes depend on its tile alone.
     const auto work = [&](int first) {
-        uint8_t tile[kBlockTexels * 4];
         for (int by = first; by < blocks_y; by += threads)
-            for (int bx = 0; bx < blocks_x; ++bx) {
-                gather_tile(image, bx, by, tile);
-                encode_tile(f, bc7_effort, image.alpha_held, tile,
-                            &out[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride]);
-            }
+            for (int bx = 0; bx < blocks_x; ++bx)
+                encode_block(bx, by, &out[(size_t(by) * size_t(blocks_x) + size_t(bx)) * stride]);
     };
     std::vector<std::thread> workers;
     for (int i = 1; i < threads; ++i) workers.emplace_back(work, i);
@@ -153,10 +151,63 @@ std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int t
     return out;
 }
 
+}  // namespace
+
+std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads, Bc7Effort bc7_effort) {
+    assert(!is_astc(f) && f != BlockFormat::bc6h);
+    return encode_level(f, image.width, image.height, threads, [&](int bx, int by, uint8_t* block) {
+        uint8_t tile[kBlockTexels * 4];
+        gather_tile(image, bx, by, tile);
+        encode_tile(f, bc7_effort, image.alpha_held, tile, block);
+    });
+}
+
+std::vector<uint8_t> encode_bc6h_blocks(const Image& image, int threads) {
+    const int n = image.channels;
+    return encode_level(BlockFormat::bc6h, image.width, image.height, threads, [&](int bx, int by, uint8_t* block) {
+        float tile[kBlockTexels * 3];
+        for (int t = 0; t < kBlockTexels; ++t) {
+            const int sx = std::min(bx * 4 + t % 4, image.width - 1), sy = std::min(by * 4 + t / 4, image.height - 1);
+            const float* v = &image.pixels[(size_t(sy) * size_t(image.width) + size_t(sx)) * size_t(n)];
+            tile[3 * t] = v[0];
+            tile[3 * t + 1] = n == 1 ? v[0] : v[1];
+            tile[3 * t + 2] = n == 1 ? v[0] : n == 2 ? 0.0f : v[2];
+        }
+        encode_bc6h_block(tile, block);
+    });
+}
+
+Result<Image> decode_bc6h_blocks(int width, int height, const std::vector<uint8_t>& blocks) {
+    if (width < 1 || height < 1 || blocks.size() != level_bytes(BlockFormat::bc6h, width, height))
+        return Status(StatusCode::invalid_argument,
+                      "bc6h level of " + std::to_string(width) + "x" + std::to_string(height) + ": expected " +
+                          std::to_string(level_bytes(BlockFormat::bc6h, std::max(width, 1), std::max(height, 1))) +
+                          " bytes, got " + std::to_string(blocks.size()));
+    Image out(width, height, 3, SampleType::float16);
+    const int blocks_x = (width + 3) / 4;
+    for (size_t b = 0; b < blocks.size() / 16; ++b) {
+        const int bx = int(b % size_t(blocks_x)), by = int(b / size_t(blocks_x));
+        uint16_t halves[kBlockTexels * 3];
+        if (!decode_bc6h_block(&blocks[b * 16], halves, Bc6hType::uf16))
+            return Status(StatusCode::not_recognized,
+                          "bc6h block " + std::to_string(bx) + "," + std::to_string(by) + ": reserved mode");
+        for (int t = 0; t < kBlockTexels; ++t) {
+            const int px = bx * 4 + t % 4, py = by * 4 + t / 4;
+            if (px >= width || py >= height) continue;
+            for (int c = 0; c < 3; ++c)
+                out.pixels[(size_t(py) * size_t(width) + size_t(px)) * 3 + size_t(c)] =
+                    fp16_to_float(halves[3 * t + c]);
+        }
+    }
+    return out;
+}
+
 Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std::vector<uint8_t>& blocks) {
     if (is_astc(f))
         return Status(StatusCode::invalid_argument,
                       std::string(to_string(f)) + ": ASTC levels are decoded through texture/astc.h");
+    if (f == BlockFormat::bc6h)
+        return Status(StatusCode::invalid_argument, "bc6h levels are decoded by decode_bc6h_blocks()");
     if (width < 1 || height < 1 || blocks.size() != level_bytes(f, width, height))
         return Status(StatusCode::invalid_argument,
                       std::string(to_string(f)) + " level of " + std::to_string(width) + "x" + std::to_string(height) +

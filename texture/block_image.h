@@ -15,10 +15,11 @@
 namespace nmc::texture {
 
 enum class BlockFormat {
-    bc1,  // RGB, 4 bits per texel
-    bc4,  // one channel (R), 4 bits per texel
-    bc5,  // two channels (R, G), 8 bits per texel
-    bc7,  // RGBA, 8 bits per texel
+    bc1,   // RGB, 4 bits per texel
+    bc4,   // one channel (R), 4 bits per texel
+    bc5,   // two channels (R, G), 8 bits per texel
+    bc6h,  // RGB half floats, unsigned (BC6H_UF16), 8 bits per texel
+    bc7,   // RGBA, 8 bits per texel
     // ASTC LDR (RGBA), 128 bits per block of W x H texels: 8 bits per texel at 4x4 down to 0.89 at 12x12. Every 2D
     // block size of the specification, in its order (the order of the Vulkan formats too).
     astc_4x4,
@@ -43,7 +44,7 @@ bool is_astc(BlockFormat f);
 int block_width(BlockFormat f);        // texels of one block: 4 for BCn, 4..12 for ASTC
 int block_height(BlockFormat f);
 int block_bytes(BlockFormat f);        // bytes of one block: 8 or 16
-int channels_held(BlockFormat f);      // channels the format stores: 3, 1, 2, 4 (ASTC: 4)
+int channels_held(BlockFormat f);      // channels the format stores: 3, 1, 2, 3, 4 (ASTC: 4)
 double bits_per_texel(BlockFormat f);  // block_bytes * 8 / block texels
 // Formats with an sRGB variant (the colour channels decoded through the sRGB transfer function by the GPU).
 bool has_srgb_variant(BlockFormat f);
@@ -73,16 +74,22 @@ struct Rgba8Image {
 // whether there are 4 channels.
 Rgba8Image to_rgba8(const Image& image);
 
-// Encodes one level of a BCn format into its blocks (level_bytes() bytes, blocks in row-major order). Texels of edge tiles
-// beyond the image repeat the nearest edge texel, so they cost the encoder nothing. `threads` workers, 0 for every
-// core; `bc7_effort` as encode_bc7_block(). Deterministic: the result does not depend on `threads`.
+// BC6H levels, from and to float texels: `image`'s first three channels (one channel as grey, two as (x, y, 0)),
+// values as encode_bc6h_block() takes them; edge tiles and threads as encode_blocks(). The decoder gives 3
+// channels of float32 (the half floats' values); invalid_argument when `blocks` has not level_bytes().
+std::vector<uint8_t> encode_bc6h_blocks(const Image& image, int threads = 0);
+Result<Image> decode_bc6h_blocks(int width, int height, const std::vector<uint8_t>& blocks);
+
+// Encodes one level of an 8-bit BCn format into its blocks (level_bytes() bytes, blocks in row-major order). Texels of
+// edge tiles beyond the image repeat the nearest edge texel, so they cost the encoder nothing. `threads` workers, 0 for
+// every core; `bc7_effort` as encode_bc7_block(). Deterministic: the result does not depend on `threads`.
 std::vector<uint8_t> encode_blocks(BlockFormat f, const Rgba8Image& image, int threads = 0,
                                    Bc7Effort bc7_effort = Bc7Effort::fast);
 
-// Decodes one level of a BCn format `f` with the codecs' reference decoders, channels the format does not hold as (0, 0, 255)
-// in G, B, A (BC4) and B, A (BC5). invalid_argument when `blocks` has not level_bytes(); not_recognized on a BC7
-// block of the reserved mode. ASTC levels go through texture/astc.h (their decoding depends on the sRGB
-// profile).
+// Decodes one level of an 8-bit BCn format `f` (not BC6H) with the codecs' reference decoders, channels the format does
+// not hold as (0, 0, 255) in G, B, A (BC4) and B, A (BC5). invalid_argument when `blocks` has not level_bytes();
+// not_recognized on a BC7 block of the reserved mode. ASTC levels go through texture/astc.h (their decoding depends on
+// the sRGB profile).
 Result<Rgba8Image> decode_blocks(BlockFormat f, int width, int height, const std::vector<uint8_t>& blocks);
 
 // Mean squared error over the first `channels` channels of two images of one size, in 8-bit codes scaled to

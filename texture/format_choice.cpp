@@ -14,18 +14,39 @@ bool holds_color(const TextureLayout& layout) {
                        [](const ChannelSource& c) { return is_color(c.semantic); });
 }
 
+// Mip 0 of a BC6H texture decoded into the source's channels (1 to 3; a grey source, encoded as (v, v, v), from R),
+// so that it compares with the source like with like.
+Result<Image> decode_bc6h_mip0(const BlockTexture& t, int source_channels) {
+    auto rgb = decode_bc6h_blocks(t.width, t.height, t.levels[0]);
+    if (!rgb.ok() || source_channels == 3) return rgb;
+    Image out(t.width, t.height, source_channels, SampleType::float16);
+    for (size_t i = 0; i < out.texel_count(); ++i)
+        for (int c = 0; c < source_channels; ++c)
+            out.pixels[i * size_t(source_channels) + size_t(c)] = rgb->pixels[i * 3 + size_t(c)];
+    return out;
+}
+
 }  // namespace
 
 Result<BlockChoice> choose_block_format(const TextureLayout& layout, std::optional<BlockFormat> requested) {
     const std::string texture = "texture '" + layout.name + "'";
-    if (is_float(layout.sample_type))
-        return Status(StatusCode::backend_unavailable,
-                      texture + " holds " + to_string(layout.sample_type) +
-                          " samples (values outside [0, 1] kept): that needs BC6H or ASTC HDR, which nmc does not "
-                          "encode yet; --format exr writes it");
+    const int channels = int(layout.channels.size());
+    if (is_float(layout.sample_type)) {
+        if (channels > channels_held(BlockFormat::bc6h))
+            return Status(StatusCode::backend_unavailable,
+                          texture + " holds " + to_string(layout.sample_type) +
+                              " samples with alpha: BC6H holds RGB only and nmc does not encode ASTC HDR; --format "
+                              "exr writes it");
+        if (requested && *requested != BlockFormat::bc6h)
+            return Status(StatusCode::invalid_argument,
+                          "--codec " + std::string(to_string(*requested)) + " holds values in [0, 1]: " + texture +
+                              " holds " + to_string(layout.sample_type) + " samples; bc6h holds them");
+        BlockChoice choice;
+        choice.format = BlockFormat::bc6h;
+        return choice;
+    }
     if (requested && is_astc(*requested) && !astc_in_build())
         return astc_availability().with_context(std::string("--codec ") + to_string(*requested));
-    const int channels = int(layout.channels.size());
     const bool srgb_color = layout.color_space == ColorSpace::srgb && holds_color(layout);
     const bool normal_xy = layout.holds_normals() && layout.normal_mode == NormalMode::xy;
     BlockChoice choice;
@@ -59,6 +80,16 @@ Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std
                                             AstcEffort astc_effort) {
     EncodedTexture out;
     BlockTexture& t = out.texture;
+    if (choice.format == BlockFormat::bc6h) {
+        // BC6H_UF16 holds no negative value: refused rather than clamped to 0.
+        for (const Image& mip : mips)
+            for (float v : mip.pixels)
+                if (!(v >= 0))
+                    return Status(StatusCode::backend_unavailable,
+                                  "holds a negative value (" + std::to_string(v) +
+                                      ") that BC6H_UF16 cannot hold; nmc does not encode BC6H_SF16 yet; --format "
+                                      "exr keeps it");
+    }
     t.format = choice.format;
     t.srgb = choice.srgb;
     if (mips.empty()) return Status(StatusCode::invalid_argument, "no mip to encode");
@@ -77,11 +108,19 @@ Result<EncodedTexture> encode_block_texture(const BlockChoice& choice, const std
         auto blocks = encode_astc(choice, astc_effort, levels, threads);
         if (!blocks.ok()) return blocks.status();
         t.levels = std::move(blocks).value();
+    } else if (t.format == BlockFormat::bc6h) {
+        for (const Image& mip : mips) t.levels.push_back(encode_bc6h_blocks(mip, threads));
     } else {
         for (const Rgba8Image& level : levels) t.levels.push_back(encode_blocks(t.format, level, threads));
     }
-    auto decoded = is_astc(t.format) ? decode_astc(choice, t.width, t.height, t.levels[0])
-                                     : decode_blocks(t.format, t.width, t.height, t.levels[0]);
+    if (t.format == BlockFormat::bc6h) {
+        auto mip0 = decode_bc6h_mip0(t, mips[0].channels);
+        if (!mip0.ok()) return mip0.status();
+        out.mip0_decoded = std::move(mip0).value();
+    }
+    auto decoded = t.format == BlockFormat::bc6h ? Result<Rgba8Image>(to_rgba8(*out.mip0_decoded))
+                   : is_astc(t.format)           ? decode_astc(choice, t.width, t.height, t.levels[0])
+                                                 : decode_blocks(t.format, t.width, t.height, t.levels[0]);
     if (!decoded.ok()) return decoded.status();
     out.compared_channels = compared_channels(choice, mips[0].channels);
     out.mip0_mse8 = mean_squared_error8(levels[0], *decoded, out.compared_channels);

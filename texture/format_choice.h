@@ -36,6 +36,8 @@ struct EncodedTexture {
     // channels the format keeps of the texture (X and Y of a normal map in BC5): mean squared error on [0, 1].
     double mip0_mse8 = 0;
     int compared_channels = 0;
+    // BC6H: mip 0 decoded, in the source's channels (a grey source from R), for measures of values beyond [0, 1].
+    std::optional<Image> mip0_decoded;
 };
 
 // Encodes `mips` (a texture's decoded mips, mip 0 first, each mip_extent() of mip 0) as `choice`, ASTC with

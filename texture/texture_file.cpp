@@ -147,7 +147,9 @@ Result<BlockTexture> decode_dds(const std::vector<uint8_t>& bytes) {
         return Status(StatusCode::not_recognized, "DDS file without a DX10 header: not a format nmc writes");
     if ((flags & kDdsFlags) != kDdsFlags) return corrupt("DDS", expected_got("flags (required bits)", kDdsFlags, flags));
     BlockTexture t;
-    if (!format_of_code(dxgi_format, dxgi, t)) return Status(StatusCode::not_recognized, "DDS file of DXGI format " + std::to_string(dxgi) + ": not BC1, BC4, BC5 or BC7");
+    if (!format_of_code(dxgi_format, dxgi, t))
+        return Status(StatusCode::not_recognized,
+                      "DDS file of DXGI format " + std::to_string(dxgi) + ": not BC1, BC4, BC5, BC6H (UF16) or BC7");
     if (dimension != kD3d10ResourceDimensionTexture2d) return corrupt("DDS", expected_got("resource dimension", 3, dimension));
     if (array_size != 1 || misc != 0 || depth != 0)
         return corrupt("DDS", "a texture array, cube map or volume: nmc writes single 2D textures");
@@ -182,6 +184,7 @@ DfdLayout dfd_layout(BlockFormat f) {
         case BlockFormat::bc1: return {128, 1};  // KHR_DF_MODEL_BC1A, channel COLOR
         case BlockFormat::bc4: return {131, 1};  // KHR_DF_MODEL_BC4, channel DATA
         case BlockFormat::bc5: return {132, 2};  // KHR_DF_MODEL_BC5, channels RED and GREEN, 64 bits each
+        case BlockFormat::bc6h: return {133, 1};  // KHR_DF_MODEL_BC6H, channel COLOR
         case BlockFormat::bc7: return {134, 1};  // KHR_DF_MODEL_BC7, channel COLOR
         default: return {162, 1};                // KHR_DF_MODEL_ASTC, channel DATA
     }
@@ -207,13 +210,18 @@ void write_dfd(ByteWriter& w, const BlockTexture& t) {
     w.u8(uint8_t(block_bytes(t.format)));  // bytesPlane0
     for (int i = 1; i < 8; ++i) w.u8(0);
     const int bits_per_sample = block_bytes(t.format) * 8 / layout.samples;
+    // BC6H's sample is unsigned float (qualifier FLOAT), its range given as floats: 0.0 to 1.0.
+    const bool float_sample = t.format == BlockFormat::bc6h;
+    constexpr uint8_t kKhrDfSampleDatatypeFloat = 0x80;
+    constexpr uint32_t kFloatOne = 0x3F800000u;
     for (int s = 0; s < layout.samples; ++s) {
         w.u16(uint16_t(s * bits_per_sample));  // bitOffset
         w.u8(uint8_t(bits_per_sample - 1));    // bitLength, less one
-        w.u8(uint8_t(s));                      // channelType: channel id 0 (and 1 for BC5's green), unsigned, linear
-        w.u32(0);                              // samplePosition 0..3
-        w.u32(0);                              // sampleLower
-        w.u32(0xFFFFFFFFu);                    // sampleUpper
+        // channelType: channel id 0 (and 1 for BC5's green), unsigned, linear; FLOAT for BC6H
+        w.u8(uint8_t(s | (float_sample ? kKhrDfSampleDatatypeFloat : 0)));
+        w.u32(0);                                       // samplePosition 0..3
+        w.u32(0);                                       // sampleLower
+        w.u32(float_sample ? kFloatOne : 0xFFFFFFFFu);  // sampleUpper
     }
 }
 
@@ -337,7 +345,9 @@ Result<BlockTexture> decode_ktx2(const std::vector<uint8_t>& bytes) {
     const uint32_t kvd_length = r.u32();
     const uint64_t sgd_offset = r.u64(), sgd_length = r.u64();
     BlockTexture t;
-    if (!format_of_code(vk_format, vk, t)) return Status(StatusCode::not_recognized, "KTX2 file of vkFormat " + std::to_string(vk) + ": not BC1, BC4, BC5, BC7 or ASTC LDR 2D");
+    if (!format_of_code(vk_format, vk, t))
+        return Status(StatusCode::not_recognized, "KTX2 file of vkFormat " + std::to_string(vk) +
+                                                      ": not BC1, BC4, BC5, BC6H (UFLOAT), BC7 or ASTC LDR 2D");
     if (type_size != 1) return corrupt("KTX2", expected_got("typeSize", 1, type_size));
     if (depth != 0 || layers != 0 || faces != 1)
         return corrupt("KTX2", "a volume, array or cube map: nmc writes single 2D textures");
@@ -422,6 +432,7 @@ uint32_t dxgi_format(BlockFormat f, bool srgb) {
         case BlockFormat::bc1: return srgb ? 72 : 71;  // DXGI_FORMAT_BC1_UNORM(_SRGB)
         case BlockFormat::bc4: return 80;              // DXGI_FORMAT_BC4_UNORM
         case BlockFormat::bc5: return 83;              // DXGI_FORMAT_BC5_UNORM
+        case BlockFormat::bc6h: return 95;             // DXGI_FORMAT_BC6H_UF16
         case BlockFormat::bc7: return srgb ? 99 : 98;  // DXGI_FORMAT_BC7_UNORM(_SRGB)
         default: return 0;                             // ASTC: DXGI has no ASTC formats
     }
@@ -432,6 +443,7 @@ uint32_t vk_format(BlockFormat f, bool srgb) {
         case BlockFormat::bc1: return srgb ? 132 : 131;  // VK_FORMAT_BC1_RGB_SRGB_BLOCK / _UNORM_BLOCK
         case BlockFormat::bc4: return 139;               // VK_FORMAT_BC4_UNORM_BLOCK
         case BlockFormat::bc5: return 141;               // VK_FORMAT_BC5_UNORM_BLOCK
+        case BlockFormat::bc6h: return 143;              // VK_FORMAT_BC6H_UFLOAT_BLOCK
         case BlockFormat::bc7: return srgb ? 146 : 145;  // VK_FORMAT_BC7_SRGB_BLOCK / _UNORM_BLOCK
         default:
             // VK_FORMAT_ASTC_4x4_UNORM_BLOCK (157) and _SRGB_BLOCK (158), then each block size in BlockFormat's order

@@ -50,8 +50,8 @@ Result<std::vector<uint8_t>> encode_texture_file(ContainerFormat c, const BlockT
 
 // Parses a file encode_texture_file() could have written, and only such a file: every header byte must be the
 // one nmc writes for the texture it describes. not_recognized: not a DDS / KTX2 file, or a format other than
-// nmc's BC1/BC4/BC5/BC7 (DDS) and those and ASTC LDR (KTX2); corrupt: truncated, trailing bytes, a field out of
-// range or inconsistent (sizes, offsets, the data format descriptor against vkFormat), a zstd frame that is not
+// nmc's BC1/BC4/BC5/BC6H (UF16)/BC7 (DDS) and those and ASTC LDR (KTX2); corrupt: truncated, trailing bytes, a field
+// out of range or inconsistent (sizes, offsets, the data format descriptor against vkFormat), a zstd frame that is not
 // one frame of the level's size. Messages say which field, expected and got.
 Result<BlockTexture> decode_texture_file(ContainerFormat c, const std::vector<uint8_t>& bytes);
 

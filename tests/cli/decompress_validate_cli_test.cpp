@@ -420,11 +420,27 @@ void expect_flat_texture(const std::string& path, texture::ContainerFormat conta
 TEST_F(DecompressValidateCli, DdsAndKtx2HoldEveryMipInTheAutoChoice) {
     const std::string out = dir_.file("blocks");
     if (has_exr_) {
-        // The float32 emissive map needs BC6H: refused before anything is decoded or written.
-        const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds");
-        EXPECT_EQ(r.exit_code, 7) << r.err;
-        EXPECT_TRUE(contains(r.err, "mat_Emissive") && contains(r.err, "BC6H")) << r.err;
-        EXPECT_FALSE(file_exists(out));
+        // The float32 emissive map (2.0 throughout) goes to BC6H, every mip, read back by our reader and decoder.
+        for (texture::ContainerFormat c : {texture::ContainerFormat::dds, texture::ContainerFormat::ktx2}) {
+            const std::string format = texture::to_string(c), hdr_out = out + "-hdr-" + format;
+            const CommandResult r = run_nmc("decompress '" + pack_path_ + "' -o '" + hdr_out + "' --format " + format);
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            EXPECT_TRUE(contains(r.out, "mat_Emissive." + format + " (8x8, 4 mips, bc6h;")) << r.out;
+            // BC6H keeps the 2.0 exactly: lossless (99 dB) on the HDR measure, which sees values above 1.
+            EXPECT_TRUE(contains(r.out, "block compression HDR PSNR 99.00 dB")) << r.out;
+            auto bytes = read_file(hdr_out + "/mat_Emissive." + format, 1 << 20);
+            ASSERT_TRUE(bytes.ok());
+            auto file = texture::decode_texture_file(c, *bytes);
+            ASSERT_TRUE(file.ok()) << file.status().to_string();
+            EXPECT_EQ(file->format, texture::BlockFormat::bc6h);
+            ASSERT_EQ(file->levels.size(), 4u);
+            for (int m = 0; m < 4; ++m) {
+                const int extent = texture::mip_extent(8, m);
+                auto texels = texture::decode_bc6h_blocks(extent, extent, file->levels[size_t(m)]);
+                ASSERT_TRUE(texels.ok());
+                for (float v : texels->pixels) ASSERT_EQ(v, 2.0f) << format << " mip " << m;
+            }
+        }
         // As a uint16 file the emissive map holds [0, 1]: its 2.0 goes to BC4 as 1.0.
         pack_.textures.back().sample_type = SampleType::uint16;
         ASSERT_TRUE(write_pack_file(pack_path_, pack_).ok());
@@ -464,6 +480,7 @@ TEST_F(DecompressValidateCli, BlockFormatsThatCannotHoldATextureAreUsageErrors) 
     EXPECT_TRUE(contains(r.err, "--codec needs --format dds or ktx2")) << r.err;
     r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --codec bc6h");
     EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "--codec bc6h has no sRGB format")) << r.err;
     r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format ktx2 --codec astc-7x7");
     EXPECT_EQ(r.exit_code, 2) << r.err;
     r = run_nmc("decompress '" + pack_path_ + "' -o '" + out + "' --format dds --supercompression zstd");

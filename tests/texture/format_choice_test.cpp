@@ -97,13 +97,58 @@ TEST(FormatChoice, AstcHoldsEveryIntegerTexture) {
                      ->normal_xy);
 }
 
-TEST(FormatChoice, FloatSamplesNeedBc6h) {
-    for (SampleType type : {SampleType::float16, SampleType::float32})
-        for (std::optional<BlockFormat> requested : {std::optional<BlockFormat>(), std::optional(BlockFormat::bc7)}) {
-            auto c = choose_block_format(layout_of({Semantic::emissive}, ColorSpace::linear, type), requested);
-            EXPECT_EQ(c.status().code(), StatusCode::backend_unavailable);
-            EXPECT_NE(c.status().message().find("BC6H"), std::string::npos);
+// Float samples (HDR maps) go to BC6H, the one format nmc writes that holds values outside [0, 1]; with alpha they
+// are refused (BC6H is RGB, ASTC HDR is not encoded), and an 8-bit format named for them is a usage error.
+TEST(FormatChoice, FloatSamplesTakeBc6h) {
+    for (SampleType type : {SampleType::float16, SampleType::float32}) {
+        const TextureLayout grey = layout_of({Semantic::emissive}, ColorSpace::linear, type);
+        const TextureLayout rgb =
+            layout_of({Semantic::emissive, Semantic::emissive, Semantic::emissive}, ColorSpace::linear, type);
+        expect_choice(grey, std::nullopt, BlockFormat::bc6h, false);
+        expect_choice(rgb, std::nullopt, BlockFormat::bc6h, false);
+        expect_choice(rgb, BlockFormat::bc6h, BlockFormat::bc6h, false);
+        auto named = choose_block_format(rgb, BlockFormat::bc7);
+        EXPECT_EQ(named.status().code(), StatusCode::invalid_argument);
+        EXPECT_NE(named.status().message().find("bc6h holds them"), std::string::npos) << named.status().message();
+        for (std::optional<BlockFormat> requested : {std::optional<BlockFormat>(), std::optional(BlockFormat::bc6h)}) {
+            auto rgba = choose_block_format(
+                layout_of({Semantic::emissive, Semantic::emissive, Semantic::emissive, Semantic::opacity},
+                          ColorSpace::linear, type),
+                requested);
+            EXPECT_EQ(rgba.status().code(), StatusCode::backend_unavailable);
+            EXPECT_NE(rgba.status().message().find("BC6H holds RGB only"), std::string::npos);
         }
+    }
+    // 8- and 16-bit maps may be named into BC6H too, but not sRGB colour (BC6H has no sRGB format).
+    expect_choice(layout_of({Semantic::roughness}), BlockFormat::bc6h, BlockFormat::bc6h, false);
+    auto srgb = choose_block_format(layout_of({Semantic::albedo, Semantic::albedo, Semantic::albedo}, ColorSpace::srgb),
+                                    BlockFormat::bc6h);
+    EXPECT_EQ(srgb.status().code(), StatusCode::invalid_argument);
+}
+
+// BC6H encodes float mips and refuses negative values, which BC6H_UF16 cannot hold.
+TEST(FormatChoice, Bc6hEncodesFloatMipsAndRefusesNegatives) {
+    BlockChoice choice;
+    choice.format = BlockFormat::bc6h;
+    std::vector<Image> mips = {Image(8, 4, 3, SampleType::float32), Image(4, 2, 3, SampleType::float32),
+                               Image(2, 1, 3, SampleType::float32), Image(1, 1, 3, SampleType::float32)};
+    for (Image& mip : mips)  // a gradient from 0.1 to 1.5, the channels in proportion
+        for (size_t i = 0; i < mip.pixels.size(); ++i)
+            mip.pixels[i] = (0.1f + 0.1f * float(i / 3 % size_t(mip.width))) * (1.0f + 0.5f * float(i % 3));
+    auto encoded = encode_block_texture(choice, mips, 1, AstcEffort::medium);
+    ASSERT_TRUE(encoded.ok()) << encoded.status().to_string();
+    EXPECT_EQ(encoded->texture.levels.size(), 4u);
+    EXPECT_EQ(encoded->texture.levels[0].size(), level_bytes(BlockFormat::bc6h, 8, 4));
+    EXPECT_EQ(encoded->compared_channels, 3);
+    EXPECT_LT(encoded->mip0_mse8, 1e-4);  // values above 1 clip alike on both sides of the psnr8 comparison
+    ASSERT_TRUE(encoded->mip0_decoded.has_value());  // the float mip 0, beyond [0, 1], for the HDR measure
+    ASSERT_EQ(encoded->mip0_decoded->channels, 3);
+    for (size_t i = 0; i < mips[0].pixels.size(); ++i)
+        EXPECT_NEAR(encoded->mip0_decoded->pixels[i], mips[0].pixels[i], 0.05f * mips[0].pixels[i]);
+    mips[2].pixels[1] = -0.5f;
+    encoded = encode_block_texture(choice, mips, 1, AstcEffort::medium);
+    EXPECT_EQ(encoded.status().code(), StatusCode::backend_unavailable);
+    EXPECT_NE(encoded.status().message().find("negative"), std::string::npos);
 }
 
 }  // namespace

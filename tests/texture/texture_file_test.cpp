@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -15,6 +16,7 @@
 
 #include "core/byte_io.h"
 #include "core/file_io.h"
+#include "material/image_io.h"
 #include "texture/block_codecs.h"
 #include "texture/texture_file.h"
 
@@ -38,10 +40,11 @@ struct Case {
     BlockFormat format;
     bool srgb;
 };
-const Case kCases[] = {{BlockFormat::bc1, false},     {BlockFormat::bc1, true},        {BlockFormat::bc4, false},
-                       {BlockFormat::bc5, false},     {BlockFormat::bc7, false},       {BlockFormat::bc7, true},
-                       {BlockFormat::astc_4x4, true}, {BlockFormat::astc_6x5, false},  {BlockFormat::astc_8x8, true},
-                       {BlockFormat::astc_10x6, false}, {BlockFormat::astc_12x12, false}};
+const Case kCases[] = {
+    {BlockFormat::bc1, false},     {BlockFormat::bc1, true},        {BlockFormat::bc4, false},
+    {BlockFormat::bc5, false},     {BlockFormat::bc6h, false},      {BlockFormat::bc7, false},
+    {BlockFormat::bc7, true},      {BlockFormat::astc_4x4, true},   {BlockFormat::astc_6x5, false},
+    {BlockFormat::astc_8x8, true}, {BlockFormat::astc_10x6, false}, {BlockFormat::astc_12x12, false}};
 
 TEST(TextureFile, RoundTripsEveryFormatInBothContainers) {
     const struct {
@@ -99,6 +102,18 @@ TEST(TextureFile, HeaderFieldsAtTheirOffsets) {
     const uint64_t level0 = load_u64_le(ktx->data() + 80);
     EXPECT_EQ(level0 % 16, 0u);
     EXPECT_EQ(level0 + t.levels[0].size(), ktx->size());
+
+    // BC6H (UF16): its DXGI and Vulkan formats, the BC6H colour model and a float sample of range 0.0 to 1.0.
+    const BlockTexture hdr = make_texture(BlockFormat::bc6h, false);
+    EXPECT_EQ(load_u32_le(encode_texture_file(ContainerFormat::dds, hdr)->data() + 128), 95u);  // DXGI_FORMAT_BC6H_UF16
+    auto hdr_ktx = encode_texture_file(ContainerFormat::ktx2, hdr);
+    ASSERT_TRUE(hdr_ktx.ok());
+    EXPECT_EQ(load_u32_le(hdr_ktx->data() + 12), 143u);  // VK_FORMAT_BC6H_UFLOAT_BLOCK
+    const uint32_t hdr_dfd = load_u32_le(hdr_ktx->data() + 48);
+    EXPECT_EQ((*hdr_ktx)[hdr_dfd + 12], 133);                             // KHR_DF_MODEL_BC6H
+    EXPECT_EQ((*hdr_ktx)[hdr_dfd + 31], 0x80);                            // channelType: COLOR, FLOAT, unsigned
+    EXPECT_EQ(load_u32_le(hdr_ktx->data() + hdr_dfd + 36), 0u);           // sampleLower 0.0f
+    EXPECT_EQ(load_u32_le(hdr_ktx->data() + hdr_dfd + 40), 0x3F800000u);  // sampleUpper 1.0f
 
     // ASTC 10x6 sRGB: its Vulkan format, the ASTC colour model and the block's footprint in the descriptor.
     auto astc = encode_texture_file(ContainerFormat::ktx2, make_texture(BlockFormat::astc_10x6, true));
@@ -240,6 +255,43 @@ TEST(TextureFile, WritesAtomicallyAndRefusesToReplace) {
 
 // An independent decoder: Pillow (Debian's python3-pil) reads the BC7 DDS file nmc writes to the texels nmc's own
 // decoder gives, sample for sample. Skipped where Debian's python3 or Pillow's BC7 support is missing.
+// An independent BC6H decoder: OpenImageIO's oiiotool reads our BC6H_UF16 DDS file (37 x 21: partial edge blocks)
+// to the same half floats our decoder gives, value for value. The texels span 2^-10 to 2^10 at random, so the
+// encoder spreads its blocks over one- and two-region modes.
+TEST(TextureFile, OpenImageIoDecodesOurBc6hDdsAsWeDo) {
+    if (::access("/usr/bin/oiiotool", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/oiiotool";
+    if (!image_format_supported("exr")) GTEST_SKIP() << "this build reads no EXR";
+    Image image(37, 21, 3, SampleType::float32);
+    std::mt19937 rng(3);
+    for (float& v : image.pixels) v = std::exp2(float(int(rng() % 200) - 100) / 10.0f);
+    BlockTexture t;
+    t.format = BlockFormat::bc6h, t.width = image.width, t.height = image.height;
+    t.levels.push_back(encode_bc6h_blocks(image, 1));
+    int two_region_blocks = 0;
+    for (size_t b = 0; b < t.levels[0].size(); b += 16) two_region_blocks += (t.levels[0][b] & 3) != 3;
+    EXPECT_GT(two_region_blocks, 0);
+    EXPECT_LT(two_region_blocks, int(t.levels[0].size() / 16));
+    auto ours = decode_bc6h_blocks(t.width, t.height, t.levels[0]);
+    ASSERT_TRUE(ours.ok());
+
+    std::string dir = ::testing::TempDir() + "/nmc_oiio_XXXXXX";
+    ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+    const std::string dds = dir + "/t.dds", exr = dir + "/t.exr";
+    ASSERT_TRUE(write_texture_file(dds, ContainerFormat::dds, t, Supercompression::none, false).ok());
+    const int status = std::system(("/usr/bin/oiiotool '" + dds + "' -d float -o '" + exr + "' 2>&1").c_str());
+    auto theirs = read_image(exr);
+    std::remove(dds.c_str());
+    std::remove(exr.c_str());
+    ::rmdir(dir.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "oiiotool failed";
+    ASSERT_TRUE(theirs.ok()) << theirs.status().to_string();
+    ASSERT_EQ(theirs->channels, 3);
+    ASSERT_EQ(theirs->pixels.size(), ours->pixels.size());
+    size_t differing = 0;
+    for (size_t i = 0; i < ours->pixels.size(); ++i) differing += ours->pixels[i] != theirs->pixels[i];
+    EXPECT_EQ(differing, 0u) << "of " << ours->pixels.size() << " values";
+}
+
 TEST(TextureFile, PillowDecodesOurBc7DdsAsWeDo) {
     if (::access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
     Image image(37, 21, 4);  // partial edge blocks
