@@ -6,6 +6,7 @@ and where nmc loses. Nothing here measures: every figure comes from a results fi
 """
 
 import glob
+import json
 import os
 import statistics
 
@@ -462,6 +463,23 @@ def _vulkan_decoder_bench_from_gpu_check(results_dir):
     return None
 
 
+def _block_codec_summaries(results_dir):
+    """Per block format, the nmc_block_codec_bench summary (bench/block_codec_bench.cpp's JSON) over the most maps,
+    the newest of those: format -> (file, summary dict, threads, BC7 effort or None)."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(results_dir, "*-cpu-block-codecs-*.json")), reverse=True):
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for fmt, summary in data.get("summary", {}).items():
+            maps = summary.get("lossy_maps") or 0
+            if maps and (fmt not in found or maps > found[fmt][1]["lossy_maps"]):  # the fullest, then the newest
+                found[fmt] = (os.path.basename(path), summary, data.get("threads"), data.get("bc7_effort"))
+    return found
+
+
 def _newest_log(results_dir, patterns, marker):
     """The newest log (by file name, which starts with the UTC time) among `patterns` holding `marker`: (file name,
     its text, the `machine:` line of the script, the command line of its first header comment), or None."""
@@ -624,6 +642,26 @@ def _speed(w, db, results_dir):
                     ["---", "---", "---:", "---:", "---:"])
     else:
         w("**Not measured yet.** `scripts/gpu-check.sh vulkan` runs `nmc_vulkan_decoder_bench`.")
+        w()
+    w("### nmc's block encoders against the baselines' (`decompress --format dds|ktx2`)")
+    w()
+    codecs = _block_codec_summaries(results_dir)
+    if codecs:
+        w("`bench/block_codec_bench.cpp` encodes every map that ../shared/baselines/classic-codecs-maps.csv has a row "
+          "of with nmc's encoder of that format (BC1, BC4, BC5, BC7: nmc's own; ASTC: libastcenc) and measures psnr8 "
+          "over the format's channels as the baselines did; the mean difference is over the maps the baseline "
+          "encoder lost information on (positive: nmc's better). Speed: wall clock on this machine's 2 cores, shared "
+          "with other work while measured. The newest results file per format:")
+        w()
+        rows = []
+        for fmt in sorted(codecs):
+            name, summary, threads, effort = codecs[fmt]
+            rows.append([fmt + (" (%s)" % effort if fmt == "bc7" and effort else ""), str(summary["lossy_maps"]),
+                         "%+.2f" % summary["mean_delta_db"], "%.2f" % summary["mtexel_per_s"], "`%s`" % name])
+        w.table(["format", "maps", "mean psnr8 - baseline (dB)", "Mtexel/s", "results file"], rows,
+                ["---", "---:", "---:", "---:", "---"])
+    else:
+        w("**Not measured yet.** `bench/block_codec_bench.cpp` measures them.")
         w()
     w("### Classic encoders (for context)")
     w()
