@@ -97,23 +97,29 @@ Result<std::unique_ptr<Context>> Context::adopt(PFN_vkGetInstanceProcAddr get_in
     engine_loader.vkGetInstanceProcAddr = get_instance_proc_addr;
     NMC_RETURN_IF_ERROR(load_instance_functions(engine_loader, instance, context->vki_));
     context->instance_ = instance;
-    context->physical_ = physical_device;
     VkPhysicalDeviceProperties properties;
-    context->vki_.vkGetPhysicalDeviceProperties(physical_device, &properties);
-    context->info_.index = -1;
-    context->info_.name = properties.deviceName;
-    context->info_.type = device_type_name(properties.deviceType);
-    context->info_.api_version = version_string(properties.apiVersion);
+    NMC_RETURN_IF_ERROR(
+        context->describe_physical_device(physical_device, -1, "the engine's Vulkan device", properties));
     context->info_.cooperative_matrix_detail = "an engine's device: nmc enables no extension on it";
-    if (properties.apiVersion < VK_API_VERSION_1_1)
-        return Status(StatusCode::backend_unavailable, "the engine's Vulkan device (" + context->info_.name +
-                                                           ") supports Vulkan " + context->info_.api_version +
-                                                           "; nmc needs 1.1");
-    context->limits_ = properties.limits;
-    context->vki_.vkGetPhysicalDeviceMemoryProperties(physical_device, &context->memory_properties_);
     context->device_ = device;
     NMC_RETURN_IF_ERROR(load_device_functions(context->vki_, device, context->vkd_));
     return context;
+}
+
+Status Context::describe_physical_device(VkPhysicalDevice physical, int index, const std::string& label,
+                                         VkPhysicalDeviceProperties& properties) {
+    physical_ = physical;
+    vki_.vkGetPhysicalDeviceProperties(physical_, &properties);
+    info_.index = index;
+    info_.name = properties.deviceName;
+    info_.type = device_type_name(properties.deviceType);
+    info_.api_version = version_string(properties.apiVersion);
+    if (properties.apiVersion < VK_API_VERSION_1_1)
+        return Status(StatusCode::backend_unavailable,
+                      label + " (" + info_.name + ") supports Vulkan " + info_.api_version + "; nmc needs 1.1");
+    limits_ = properties.limits;
+    vki_.vkGetPhysicalDeviceMemoryProperties(physical_, &memory_properties_);
+    return Status::success();
 }
 
 Context::~Context() {
@@ -254,18 +260,10 @@ Status Context::open_device(int requested_device) {
     if (index >= static_cast<int>(devices.size()))
         return Status(StatusCode::backend_unavailable, "vulkan:" + std::to_string(index) + ": no such Vulkan device (" +
                                                            std::to_string(devices.size()) + " found)");
-    physical_ = devices[static_cast<size_t>(index)];
     VkPhysicalDeviceProperties properties;
-    vki_.vkGetPhysicalDeviceProperties(physical_, &properties);
-    info_.index = index;
-    info_.name = properties.deviceName;
-    info_.type = device_type_name(properties.deviceType);
-    info_.api_version = version_string(properties.apiVersion);
-    if (properties.apiVersion < VK_API_VERSION_1_1)
-        return Status(StatusCode::backend_unavailable, "vulkan:" + std::to_string(index) + " (" + info_.name +
-                                                           ") supports Vulkan " + info_.api_version +
-                                                           "; nmc needs 1.1");
-    vki_.vkGetPhysicalDeviceMemoryProperties(physical_, &memory_properties_);
+    NMC_RETURN_IF_ERROR(
+        describe_physical_device(devices[static_cast<size_t>(index)], index, "vulkan:" + std::to_string(index),
+                                 properties));
 
     uint32_t family_count = 0;
     vki_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &family_count, nullptr);
@@ -292,7 +290,6 @@ Status Context::open_device(int requested_device) {
     const std::string missing = cooperative_matrix_missing(properties.apiVersion);
     info_.cooperative_matrix = missing.empty();
     info_.cooperative_matrix_detail = missing.empty() ? "16x16x16 fp16 -> fp32, subgroups of 32" : missing;
-    limits_ = properties.limits;
 
     const float priority = 1.0f;
     auto queue_info = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);

@@ -105,6 +105,10 @@ private:
     Context() = default;
     Status create_instance();
     Status open_device(int index);
+    // physical_, info_ (index, name, type, API version), limits_ and the memory properties of `physical`; its
+    // properties into `properties`. backend_unavailable below Vulkan 1.1, named `label` ("vulkan:0").
+    Status describe_physical_device(VkPhysicalDevice physical, int index, const std::string& label,
+                                    VkPhysicalDeviceProperties& properties);
     Status make_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags required,
                        VkMemoryPropertyFlags preferred, Buffer& out);
     Status make_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, VkImageUsageFlags usage,
