@@ -1,4 +1,4 @@
-// Training step time of the fused CUDA trainer against the eager LibTorch trainer (issue #9), on shared materials at
+// Training step time of the fused CUDA trainer against the eager LibTorch trainer, on shared materials at
 // 2.5, 5 and 10 bpp (the shapes rate control picks for them for the 100k-step `best` preset):
 //  1. the whole trainer (Compressor::train, host loop included) at batch 65536: ms per step, fused and eager;
 //  2. the fused kernels alone on the same shapes (FusedTrainer on buffers of random values): ms per step, and per

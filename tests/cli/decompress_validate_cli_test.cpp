@@ -906,7 +906,7 @@ TEST_F(DecompressValidateCli, ValidateJsonOfAFailingPackKeepsItsExitCode) {
 
 
 #if NMC_HAS_TRAINER
-// issue #33's first bar, on a real material: the demo material compressed briefly, decoded to DDS with the automatic
+// A real material: the demo material compressed briefly, decoded to DDS with the automatic
 // formats (BC7 for colour, the normal map and the packed ORM), and each DDS read back by an independent decoder
 // (Pillow, which scripts/setup.sh installs, to an 8-bit PNG; Debian 12's OpenImageIO reads no BC7) scores a psnr8
 // against its source within 1.5 dB of the pack's own psnr8 for that texture: block compression of decoded texels
